@@ -1,0 +1,25 @@
+#!/bin/sh
+# Installs the Debian 12 packages weft needs: "build" to compile and run it,
+# "test" adds what the test suite needs. Skips apt when all are present.
+set -eu
+what=${1:-build}
+
+build="build-essential cmake pkg-config libh2o-evloop-dev libssl-dev libconfig-dev libgmp-dev libjansson-dev libpq-dev"
+test="$build libcriterion-dev libcurl4-openssl-dev curl"
+case $what in
+  build) pkgs=$build ;;
+  test) pkgs=$test ;;
+  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing:$missing" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Quick start, step 2: install what the tests need, then build and run the
+# whole suite twice — a warnings-as-errors build, and an ASan+UBSan build.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+packaging/install-deps.sh test
+jobs=$(nproc)
+
+run_suite() { # build-dir, extra cmake args...
+  dir=$1; shift
+  echo "=== $dir: configure and build" >&2
+  cmake -S . -B "$dir" -DWEFT_WERROR=ON "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs" >/dev/null
+  echo "=== $dir: test" >&2
+  (cd "$dir" && ctest --output-on-failure -j"$jobs")
+}
+
+run_suite build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZER=address
+echo "all test suites passed" >&2

@@ -1,0 +1,104 @@
+/*
+ * The weft configuration: a libconfig file parsed and validated against
+ * weft's schema into plain C structures. Nothing here starts anything, so the
+ * same code serves `weft -t`, start-up and (later) reload.
+ */
+#ifndef WEFT_CONFIG_H
+#define WEFT_CONFIG_H
+
+#include <libconfig.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errors.h"
+
+typedef enum weft_dispatch {
+    WEFT_DISPATCH_POOL,
+    WEFT_DISPATCH_COROUTINE,
+    WEFT_DISPATCH_REACTIVE
+} weft_dispatch;
+
+const char *weft_dispatch_name(weft_dispatch d);
+
+/* HTTP methods a route may restrict itself to, as a bit set. */
+enum {
+    WEFT_M_GET = 1u << 0,
+    WEFT_M_HEAD = 1u << 1,
+    WEFT_M_POST = 1u << 2,
+    WEFT_M_PUT = 1u << 3,
+    WEFT_M_DELETE = 1u << 4,
+    WEFT_M_PATCH = 1u << 5,
+    WEFT_M_OPTIONS = 1u << 6,
+    WEFT_M_OTHER = 1u << 7, /* any method weft has no bit for */
+    WEFT_M_ALL = 0xffu
+};
+/** Bit for a method name (case-sensitive, as HTTP says); WEFT_M_OTHER if unknown. */
+unsigned weft_method_bit(const char *name, size_t len);
+/** Writes "GET, HEAD, POST" for a mask into buf. */
+void weft_methods_format(unsigned mask, char *buf, size_t size);
+
+typedef struct weft_listen_cfg {
+    char *host; /* numeric address as written, brackets removed: "0.0.0.0", "::" */
+    uint16_t port;
+    int line;
+} weft_listen_cfg;
+
+typedef struct weft_pool_cfg {
+    char *name;
+    int size;  /* worker threads */
+    int queue; /* bound on waiting requests; beyond it: 503 */
+    int line;
+} weft_pool_cfg;
+
+typedef struct weft_route_cfg {
+    char *path;       /* pattern, e.g. "/persons/{id}" */
+    unsigned methods; /* WEFT_M_* mask */
+    char *plugin;
+    weft_dispatch dispatch;
+    char *pool;                /* dispatch == pool only */
+    config_setting_t *options; /* the route's `options` group, or NULL */
+    const char *file;
+    int line;
+} weft_route_cfg;
+
+typedef struct weft_config {
+    char *path; /* the file read */
+    config_t lc;
+    int threads;
+    weft_listen_cfg *listen;
+    size_t n_listen;
+    char **plugin_dirs; /* absolute (relative ones resolved against the config's directory) */
+    size_t n_plugin_dirs;
+    weft_pool_cfg *pools;
+    size_t n_pools;
+    weft_route_cfg *routes;
+    size_t n_routes;
+    struct {
+        size_t max_body;
+    } limits;
+    struct {
+        int level;
+        char *access_log; /* NULL: no access log */
+    } log;
+    struct {
+        size_t stack_size;
+    } coroutine;
+    struct {
+        int threshold_ms;
+        int interval_s;
+    } blocking;
+    struct {
+        int grace_s;
+    } shutdown;
+} weft_config;
+
+/**
+ * Reads and validates `path`. On failure returns NULL and appends every
+ * problem, each naming file, line and setting, to `errs`.
+ */
+weft_config *weft_config_load(const char *path, weft_errors *errs);
+void weft_config_free(weft_config *cfg);
+/** The pool a route names, or NULL. */
+const weft_pool_cfg *weft_config_find_pool(const weft_config *cfg, const char *name);
+
+#endif

@@ -1,0 +1,26 @@
+/* Leveled log lines on stderr, shaped for journald and for humans. */
+#ifndef WEFT_LOG_H
+#define WEFT_LOG_H
+
+#include <stdarg.h>
+#include <weft/plugin.h>
+
+/** Lines above this level are dropped. Default WEFT_LOG_INFO. */
+void weft_log_set_level(int level);
+int weft_log_get_level(void);
+/** Parses "error", "warn", "info", "debug"; returns -1 for anything else. */
+int weft_log_parse_level(const char *name);
+
+void weft_log(int level, const char *fmt, ...) WEFT_PRINTF(2, 3);
+void weft_vlog(int level, const char *prefix, const char *fmt, va_list ap);
+
+#define weft_log_error(...) weft_log(WEFT_LOG_ERROR, __VA_ARGS__)
+#define weft_log_warn(...) weft_log(WEFT_LOG_WARN, __VA_ARGS__)
+#define weft_log_info(...) weft_log(WEFT_LOG_INFO, __VA_ARGS__)
+#define weft_log_debug(...) weft_log(WEFT_LOG_DEBUG, __VA_ARGS__)
+
+/** Start-up failures and broken invariants only; request-time errors never call this. */
+#define weft_fatal(...) weft__fatal(__FILE__, __LINE__, __VA_ARGS__)
+_Noreturn void weft__fatal(const char *file, int line, const char *fmt, ...) WEFT_PRINTF(3, 4);
+
+#endif

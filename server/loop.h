@@ -1,0 +1,51 @@
+/*
+ * One event-loop thread: its h2o loop and context, its listening sockets, the
+ * queue other threads use to hand it work, its timers and coroutine stacks.
+ * Everything in here belongs to that thread; other threads reach it only
+ * through weft_loop_post().
+ */
+#ifndef WEFT_LOOP_H
+#define WEFT_LOOP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "coro.h"
+#include "generation.h"
+#include "h2o_glue.h"
+#include "timer.h"
+
+/** A cross-thread message; embed it, set nothing, post it. */
+typedef struct weft_msg {
+    h2o_multithread_message_t super;
+    void (*fn)(struct weft_msg *m);
+} weft_msg;
+
+typedef struct weft_loop {
+    int index;
+    pthread_t thread;
+    h2o_evloop_t *evloop;
+    h2o_context_t ctx;
+    h2o_accept_ctx_t accept_ctx;
+    int *listen_fds; /* this thread's own SO_REUSEPORT sockets */
+    h2o_socket_t **listeners;
+    size_t n_listeners;
+    h2o_multithread_queue_t *queue;
+    h2o_multithread_receiver_t receiver;
+    weft_timers *timers;
+    weft_coro_pool *coros;
+    weft_generation *gen; /* this loop's reference to the serving generation */
+    size_t inflight;      /* requests dispatched and not yet completed */
+    int stopping;
+    uint64_t stop_deadline_ns;
+    weft_msg stop_msg;
+    atomic_uint_fast64_t heartbeat_ns; /* last loop iteration, read by the watchdog */
+} weft_loop;
+
+/** The loop running on this thread, or NULL off the loops. */
+extern _Thread_local weft_loop *weft_loop_current;
+
+/** Runs m->fn(m) on `loop`'s thread. Any thread. */
+void weft_loop_post(weft_loop *loop, weft_msg *m, void (*fn)(weft_msg *m));
+
+#endif

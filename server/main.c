@@ -1,0 +1,90 @@
+/* weft's command line: serve, test a config (-t), version, help. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocking.h"
+#include "config.h"
+#include "generation.h"
+#include "log.h"
+#include "server.h"
+#include "version.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: weft [-c FILE] [-t]\n"
+            "       weft --version | --help\n"
+            "\n"
+            "  -c, --config FILE  configuration file (default: %s)\n"
+            "  -t, --test         validate the configuration completely (parse it, load every plugin,\n"
+            "                     initialise every route) without serving, then exit 0 if it is valid\n"
+            "                     or 1 with the reasons\n"
+            "  -V, --version      print the version and the plugin ABI, then exit\n"
+            "  -h, --help         print this help, then exit\n"
+            "\n"
+            "environment:\n"
+            "  PORT               replaces the port of the first listen address\n"
+            "  WEFT_PLUGIN_PATH   colon-separated plugin directories searched before plugin_dirs\n",
+            WEFT_DEFAULT_CONFIG);
+}
+
+/* Loads the config and builds its generation; prints every problem found. */
+static weft_generation *load(const char *path, int check_only)
+{
+    weft_errors errs = {0};
+    weft_config *cfg = weft_config_load(path, &errs);
+    weft_generation *gen = NULL;
+    if (cfg != NULL) {
+        gen = weft_generation_build(cfg, 1, check_only, &errs);
+        if (gen == NULL)
+            weft_config_free(cfg);
+    }
+    for (size_t i = 0; i < errs.count; i++)
+        fprintf(stderr, "weft: %s\n", errs.msgs[i]);
+    weft_errors_clear(&errs);
+    return gen;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
+                                              {"test", no_argument, NULL, 't'},
+                                              {"version", no_argument, NULL, 'V'},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    const char *config = WEFT_DEFAULT_CONFIG;
+    int test = 0, c;
+    while ((c = getopt_long(argc, argv, "c:tVh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c': config = optarg; break;
+        case 't': test = 1; break;
+        case 'V': printf("weft %s (plugin ABI %u)\n", WEFT_VERSION, WEFT_PLUGIN_ABI); return 0;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "weft: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    weft_generation *gen = load(config, test);
+    if (test) {
+        if (gen == NULL) {
+            fprintf(stderr, "weft: configuration file %s test failed\n", config);
+            return 1;
+        }
+        fprintf(stderr, "weft: configuration file %s is valid (%zu routes, %zu plugins)\n", config, gen->n_routes,
+                gen->n_modules);
+        weft_generation_release(gen);
+        return 0;
+    }
+    if (gen == NULL) {
+        fprintf(stderr, "weft: not starting: configuration file %s is invalid\n", config);
+        return 1;
+    }
+    weft_blocking_configure(gen->cfg->blocking.threshold_ms, gen->cfg->blocking.interval_s);
+    return weft_server_run(gen);
+}

@@ -1,0 +1,45 @@
+/*
+ * Method + path routing over patterns with named parameters
+ * ("/persons/{id}"). Literal segments win over parameters; a path that
+ * matches with the wrong method yields 405 and the methods that would do.
+ * A router is immutable once built, so every loop thread reads it unlocked.
+ */
+#ifndef WEFT_ROUTER_H
+#define WEFT_ROUTER_H
+
+#include <stddef.h>
+
+#define WEFT_MAX_PARAMS 8
+#define WEFT_MAX_SEGMENTS 64
+
+typedef struct weft_router weft_router;
+
+typedef struct weft_param_slice {
+    const char *name;  /* NUL-terminated, owned by the router */
+    const char *value; /* raw (still percent-encoded) bytes of the request path */
+    size_t value_len;
+} weft_param_slice;
+
+typedef struct weft_match {
+    int status;     /* 200, 404 or 405 */
+    void *route;    /* what was added with the pattern (status 200) */
+    unsigned allow; /* methods the path accepts (status 405) */
+    size_t n_params;
+    weft_param_slice params[WEFT_MAX_PARAMS];
+} weft_match;
+
+/** 0 if `pattern` is a valid route pattern; otherwise -1 and the reason in `why`. */
+int weft_pattern_check(const char *pattern, char *why, size_t size);
+
+weft_router *weft_router_new(void);
+void weft_router_free(weft_router *r);
+/**
+ * Adds `pattern` for the methods in `methods` (WEFT_M_* bits). Returns 0, or
+ * -1 with the reason in `why`; when another route already claims the same
+ * pattern and method, *conflict is set to that route.
+ */
+int weft_router_add(weft_router *r, const char *pattern, unsigned methods, void *route, void **conflict, char *why,
+                    size_t size);
+void weft_router_match(const weft_router *r, const char *path, size_t len, unsigned method, weft_match *m);
+
+#endif

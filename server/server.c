@@ -1,0 +1,236 @@
+#include "server.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "listener.h"
+#include "log.h"
+#include "signals.h"
+#include "version.h"
+
+weft_server weft_srv;
+_Thread_local weft_loop *weft_loop_current;
+static atomic_int loops_running;
+
+static void on_messages(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    while (!h2o_linklist_is_empty(messages)) {
+        weft_msg *m = H2O_STRUCT_FROM_MEMBER(weft_msg, super.link, messages->next);
+        h2o_linklist_unlink(&m->super.link);
+        m->fn(m);
+    }
+}
+
+void weft_loop_post(weft_loop *loop, weft_msg *m, void (*fn)(weft_msg *m))
+{
+    memset(&m->super, 0, sizeof(m->super));
+    m->fn = fn;
+    h2o_multithread_send_message(&loop->receiver, &m->super);
+}
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    weft_loop *L = listener->data;
+    if (err != NULL)
+        return;
+    /* Accept a bounded batch so one busy listener cannot starve the loop. */
+    for (int i = 0; i < 64; i++) {
+        h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
+        if (sock == NULL)
+            break;
+        h2o_accept(&L->accept_ctx, sock);
+    }
+}
+
+static void on_stop(weft_msg *m)
+{
+    weft_loop *L = H2O_STRUCT_FROM_MEMBER(weft_loop, stop_msg, m);
+    if (L->stopping)
+        return;
+    L->stopping = 1;
+    L->stop_deadline_ns = weft_now_ns() + (uint64_t)weft_srv.cfg->shutdown.grace_s * 1000000000u;
+    for (size_t i = 0; i < L->n_listeners; i++)
+        h2o_socket_close(L->listeners[i]); /* closes the fd: stop accepting */
+    L->n_listeners = 0;
+    /* Idle keep-alive connections close now; busy ones after their response. */
+    h2o_context_request_shutdown(&L->ctx);
+}
+
+static int loop_drained(weft_loop *L)
+{
+    return L->inflight == 0 && h2o_linklist_is_empty(&L->ctx.http1._conns) &&
+           h2o_linklist_is_empty(&L->ctx.http2._conns);
+}
+
+/* Teardown order matters: h2o asserts that nothing is still linked to a loop
+ * it destroys, and closed sockets are only released by one more loop turn. */
+static void loop_teardown(weft_loop *L)
+{
+    weft_generation_release(L->gen);
+    L->gen = NULL;
+    weft_timers_free(L->timers);
+    h2o_evloop_run(L->evloop, 0);
+    /* h2o's HTTP/2 shutdown arms a 1 s "second GOAWAY" entry even with no
+     * HTTP/2 connection; with every connection gone it has nothing to do. */
+    if (h2o_timeout_is_linked(&L->ctx.http2._graceful_shutdown_timeout))
+        h2o_timeout_unlink(&L->ctx.http2._graceful_shutdown_timeout);
+    h2o_multithread_unregister_receiver(L->queue, &L->receiver);
+    h2o_multithread_destroy_queue(L->queue);
+    h2o_context_dispose(&L->ctx);
+    h2o_evloop_run(L->evloop, 0);
+    h2o_evloop_destroy(L->evloop);
+    weft_coro_pool_free(L->coros);
+    free(L->listeners);
+}
+
+static void *loop_main(void *arg)
+{
+    weft_loop *L = arg;
+    weft_loop_current = L;
+    /* EINTR makes h2o_evloop_run return -1; signals go to the main thread. */
+    weft_signals_block_async();
+    weft_coro_thread_init();
+
+    int abandoned = 0;
+    while (!L->stopping || !loop_drained(L)) {
+        atomic_store_explicit(&L->heartbeat_ns, weft_now_ns(), memory_order_relaxed);
+        h2o_evloop_run(L->evloop, L->stopping ? 100 : 1000);
+        if (L->stopping && weft_now_ns() > L->stop_deadline_ns && !loop_drained(L)) {
+            weft_log_warn("loop %d: %zu request(s) still running after the %d s grace period; exiting anyway",
+                          L->index, L->inflight, weft_srv.cfg->shutdown.grace_s);
+            abandoned = 1;
+            break;
+        }
+    }
+    if (!abandoned)
+        loop_teardown(L);
+    weft_coro_thread_cleanup();
+    atomic_fetch_sub(&loops_running, 1);
+    return abandoned ? (void *)1 : NULL;
+}
+
+static int loop_setup(weft_loop *L, int index, const int *fds, size_t n_fds, weft_generation *gen)
+{
+    L->index = index;
+    L->evloop = h2o_evloop_create();
+    h2o_context_init(&L->ctx, L->evloop, &weft_srv.h2o);
+    L->accept_ctx.ctx = &L->ctx;
+    L->accept_ctx.hosts = weft_srv.h2o.hosts;
+    L->queue = h2o_multithread_create_queue(L->evloop);
+    h2o_multithread_register_receiver(L->queue, &L->receiver, on_messages);
+    L->timers = weft_timers_new(L->evloop);
+    L->coros = weft_coro_pool_new(gen->cfg->coroutine.stack_size, 256);
+    if (L->timers == NULL || L->coros == NULL)
+        return -1;
+    L->listeners = calloc(n_fds, sizeof(*L->listeners));
+    for (size_t i = 0; i < n_fds; i++) {
+        L->listeners[i] = h2o_evloop_socket_create(L->evloop, fds[i], H2O_SOCKET_FLAG_DONT_READ);
+        L->listeners[i]->data = L;
+        h2o_socket_read_start(L->listeners[i], on_accept);
+    }
+    L->n_listeners = n_fds;
+    weft_generation_retain(gen);
+    L->gen = gen;
+    return 0;
+}
+
+static void h2o_setup(const weft_config *cfg)
+{
+    h2o_config_init(&weft_srv.h2o);
+    weft_srv.h2o.server_name = h2o_iovec_init(H2O_STRLIT("weft/" WEFT_VERSION));
+    /* h2o answers 413 itself once a body passes this, before any handler. */
+    weft_srv.h2o.max_request_entity_size = cfg->limits.max_body;
+    weft_srv.hostconf = h2o_config_register_host(&weft_srv.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    h2o_pathconf_t *path = h2o_config_register_path(weft_srv.hostconf, "/", 0);
+    weft_http_register(path);
+    if (cfg->log.access_log != NULL) {
+        weft_srv.access_log = h2o_access_log_open_handle(cfg->log.access_log, NULL, H2O_LOGCONF_ESCAPE_APACHE);
+        if (weft_srv.access_log != NULL)
+            h2o_access_log_register(path, weft_srv.access_log);
+        else
+            weft_log_error("%s: log.access_log: cannot open %s; serving without an access log", cfg->path,
+                           cfg->log.access_log);
+    }
+}
+
+/* Waits for the loops to finish; a second SIGTERM/SIGINT means "now". */
+static void wait_for_loops(const sigset_t *set)
+{
+    while (atomic_load(&loops_running) > 0) {
+        struct timespec ts = {0, 100 * 1000000};
+        int sig = sigtimedwait(set, NULL, &ts);
+        if (sig == SIGTERM || sig == SIGINT) {
+            weft_log_warn("second signal during shutdown: exiting immediately");
+            _exit(1);
+        }
+    }
+}
+
+int weft_server_run(weft_generation *gen)
+{
+    weft_config *cfg = gen->cfg;
+    weft_srv.cfg = cfg;
+    weft_srv.gen = gen;
+    weft_log_set_level(cfg->log.level);
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+    int n = cfg->threads;
+    int *fds = NULL;
+    if (weft_listeners_bind(cfg, n, &fds) != 0)
+        return 1;
+    h2o_setup(cfg);
+    weft_srv.n_loops = n;
+    weft_srv.loops = calloc((size_t)n, sizeof(weft_loop));
+    for (int t = 0; t < n; t++) {
+        if (loop_setup(&weft_srv.loops[t], t, fds + (size_t)t * cfg->n_listen, cfg->n_listen, gen) != 0)
+            weft_fatal("cannot set up event loop %d", t);
+    }
+    atomic_store(&loops_running, n);
+    for (int t = 0; t < n; t++)
+        if (pthread_create(&weft_srv.loops[t].thread, NULL, loop_main, &weft_srv.loops[t]) != 0)
+            weft_fatal("cannot start event loop thread %d", t);
+    weft_listeners_announce(cfg, fds);
+    free(fds);
+    weft_log_info("weft %s serving %zu route(s) from %zu plugin(s) on %d event loop thread(s)", WEFT_VERSION,
+                  gen->n_routes, gen->n_modules, n);
+
+    int sig = 0;
+    while (sig != SIGTERM && sig != SIGINT) {
+        sig = sigwaitinfo(&set, NULL);
+        if (sig == SIGHUP)
+            weft_log_warn("SIGHUP: configuration reload is not available in this build; ignoring");
+    }
+    weft_log_info("%s: stopping; in-flight requests get up to %d s to finish", strsignal(sig), cfg->shutdown.grace_s);
+    for (int t = 0; t < n; t++)
+        weft_loop_post(&weft_srv.loops[t], &weft_srv.loops[t].stop_msg, on_stop);
+    wait_for_loops(&set);
+    int abandoned = 0;
+    for (int t = 0; t < n; t++) {
+        void *ret = NULL;
+        pthread_join(weft_srv.loops[t].thread, &ret);
+        abandoned |= ret != NULL;
+    }
+    if (abandoned) {
+        /* Handlers still own loop memory: tearing it down would be unsafe. */
+        weft_log_info("stopped (requests abandoned after the grace period)");
+        _exit(0);
+    }
+    free(weft_srv.loops);
+    weft_generation_release(gen);
+    if (weft_srv.access_log != NULL)
+        h2o_mem_release_shared(weft_srv.access_log);
+    h2o_config_dispose(&weft_srv.h2o);
+    weft_log_info("stopped");
+    return 0;
+}

@@ -1,0 +1,37 @@
+/*
+ * A named pool of worker threads for the `pool` dispatch policy: handlers
+ * that may block run here, off the event loops. The wait queue is a bounded
+ * FIFO: first come, first served (a LIFO starves unlucky clients), and a
+ * full queue refuses new work at once instead of growing memory.
+ */
+#ifndef WEFT_WORKPOOL_H
+#define WEFT_WORKPOOL_H
+
+#include <stddef.h>
+
+typedef struct weft_work {
+    struct weft_work *next;
+    void (*run)(struct weft_work *w); /* on a worker thread; touches no loop state */
+} weft_work;
+
+typedef struct weft_workpool weft_workpool;
+
+/** Starts `size` threads; `queue` bounds the work waiting for a free thread. */
+weft_workpool *weft_workpool_new(const char *name, int size, int queue);
+/** Runs the queued work, then joins every thread. */
+void weft_workpool_free(weft_workpool *p);
+/** Queues `w`; returns -1 (and does not take `w`) when the queue is full. */
+int weft_workpool_submit(weft_workpool *p, weft_work *w);
+const char *weft_workpool_name(const weft_workpool *p);
+
+typedef struct weft_workpool_stats {
+    int size;
+    int busy;
+    size_t queued;
+    size_t queue_max;
+    unsigned long long rejected;
+    unsigned long long completed;
+} weft_workpool_stats;
+void weft_workpool_stats_get(weft_workpool *p, weft_workpool_stats *s);
+
+#endif

@@ -1,0 +1,258 @@
+/* The three dispatch policies, with the cpu, delay and locked plugins. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define ROUTES(policy)                                                                                                \
+    "  { path = \"/" policy "/cpu\"; plugin = \"cpu\"; dispatch = \"" policy "\"; options = { bits = 256; }; },\n"   \
+    "  { path = \"/" policy "/delay\"; plugin = \"delay\"; dispatch = \"" policy "\"; options = { ms = 200; }; },\n" \
+    "  { path = \"/" policy "/locked\"; plugin = \"locked\"; dispatch = \"" policy                                   \
+    "\"; options = { workers = 2; hold_ms = 20; }; },\n"
+
+static const char *conf = "threads = 2;\n"
+                          "listen = [\"127.0.0.1:0\"];\n"
+                          "pools = ( { name = \"default\"; size = 16; queue = 1000; },\n"
+                          "          { name = \"four\"; size = 4; queue = 100; },\n"
+                          "          { name = \"tiny\"; size = 1; queue = 0; } );\n"
+                          "routes = (\n" ROUTES("pool") ROUTES("coroutine") ROUTES("reactive")
+                          "  { path = \"/four/delay\"; plugin = \"delay\"; dispatch = \"pool\"; pool = \"four\"; options = { ms = 200; }; },\n"
+                          "  { path = \"/tiny/delay\"; plugin = \"delay\"; dispatch = \"pool\"; pool = \"tiny\"; options = { ms = 500; }; },\n"
+                          "  { path = \"/fifo/locked\"; plugin = \"locked\"; dispatch = \"coroutine\"; options = { workers = 1; hold_ms = 40; }; },\n"
+                          "  { path = \"/pool/block\"; plugin = \"blocker\"; dispatch = \"pool\"; options = { ms = 60; }; },\n"
+                          "  { path = \"/coroutine/block\"; plugin = \"blocker\"; dispatch = \"coroutine\"; options = { ms = 60; }; }\n"
+                          ");\n";
+
+static wt_server srv;
+static void start(void) { wt_start(&srv, conf); }
+/* Every suite ends with a clean exit: ASan/LSan findings in the server,
+ * including leaks at shutdown, turn into a non-zero status here. */
+static void stop(void)
+{
+    if (srv.pid > 0) {
+        int status = wt_stop(&srv);
+        char *log = wt_read_log(&srv);
+        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
+        free(log);
+    }
+}
+TestSuite(policies, .init = start, .fini = stop, .timeout = 120);
+
+/* Criterion may run each test in a re-executed process: parameters must be
+ * plain data, not pointers into this one. */
+typedef struct route_param {
+    char path[32];
+} route_param;
+
+ParameterizedTestParameters(policies, each_policy_answers_each_plugin)
+{
+    static route_param paths[] = {{"/pool/cpu"},   {"/coroutine/cpu"},   {"/reactive/cpu"},
+                                  {"/pool/delay"}, {"/coroutine/delay"}, {"/reactive/delay"},
+                                  {"/pool/locked"}, {"/coroutine/locked"}, {"/reactive/locked"}};
+    return cr_make_param_array(route_param, paths, sizeof(paths) / sizeof(paths[0]));
+}
+
+ParameterizedTest(route_param *param, policies, each_policy_answers_each_plugin)
+{
+    const char *const *path = (const char *const[]){param->path};
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", *path, NULL, &r), 0);
+    cr_assert_eq(r.status, 200, "%s: %ld %s", *path, r.status, r.body);
+    const char *want = strstr(*path, "cpu") ? "Hello_" : "Ping_";
+    cr_assert(strncmp(r.body, want, strlen(want)) == 0, "%s answered '%s'", *path, r.body);
+    cr_assert(atol(r.body + strlen(want)) >= 1, "counter in '%s'", r.body);
+    wt_resp_free(&r);
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Counters are global atomics in the plugin: concurrent requests on both
+ * loops and on workers must never see the same number. */
+static void assert_unique_counters(const char *path, int n)
+{
+    long *st = calloc((size_t)n, sizeof(long));
+    char **bodies = calloc((size_t)n, sizeof(char *));
+    wt_http_many(&srv, path, n, st, bodies);
+    long *nums = calloc((size_t)n, sizeof(long));
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(st[i], 200, "%s #%d: %ld %s", path, i, st[i], bodies[i]);
+        const char *u = strchr(bodies[i], '_');
+        cr_assert_not_null(u, "%s", bodies[i]);
+        nums[i] = atol(u + 1);
+        free(bodies[i]);
+    }
+    qsort(nums, (size_t)n, sizeof(long), cmp_long);
+    for (int i = 1; i < n; i++)
+        cr_assert_neq(nums[i], nums[i - 1], "%s: counter %ld repeated", path, nums[i]);
+    free(nums);
+    free(bodies);
+    free(st);
+}
+
+Test(policies, counters_never_repeat)
+{
+    assert_unique_counters("/coroutine/delay", 60);
+    assert_unique_counters("/pool/cpu", 40);
+    assert_unique_counters("/reactive/delay", 60);
+}
+
+Test(policies, coroutines_serve_100_delays_on_loop_threads_only)
+{
+    int before = wt_thread_count(srv.pid);
+    long st[100];
+    double ms = wt_http_many(&srv, "/coroutine/delay", 100, st, NULL);
+    int after = wt_thread_count(srv.pid);
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(st[i], 200, "request %d: %ld", i, st[i]);
+    /* 100 x 200 ms one after another would take 20 s. */
+    cr_assert_lt(ms, 5000.0, "100 concurrent 200 ms coroutine delays took %.0f ms", ms);
+    cr_assert_eq(before, after, "coroutines must not add threads (%d -> %d)", before, after);
+}
+
+Test(policies, pool_of_4_serves_16_delays_in_4_rounds)
+{
+    long st[16];
+    double ms = wt_http_many(&srv, "/four/delay", 16, st, NULL);
+    for (int i = 0; i < 16; i++)
+        cr_assert_eq(st[i], 200);
+    /* 4 threads x 200 ms: no fewer than 4 rounds. */
+    cr_assert_geq(ms, 790.0, "16 delays on 4 threads finished in %.0f ms: pool bound not respected", ms);
+}
+
+static void *hold_tiny(void *arg)
+{
+    wt_resp r;
+    wt_http(&srv, "GET", "/tiny/delay", NULL, &r);
+    wt_resp_free(&r);
+    return arg;
+}
+
+Test(policies, full_queue_gives_503_with_retry_after)
+{
+    long st[6];
+    wt_http_many(&srv, "/tiny/delay", 6, st, NULL);
+    int ok = 0, busy = 0;
+    for (int i = 0; i < 6; i++) {
+        ok += st[i] == 200;
+        busy += st[i] == 503;
+    }
+    cr_assert_geq(ok, 1);
+    cr_assert_geq(busy, 1, "a 1-thread pool with queue 0 must refuse concurrent work");
+    cr_assert_eq(ok + busy, 6);
+    /* The 503 carries Retry-After: probe while the only worker is busy. */
+    pthread_t t;
+    pthread_create(&t, NULL, hold_tiny, NULL);
+    usleep(150000);
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/tiny/delay", NULL, &r), 0);
+    cr_assert_eq(r.status, 503);
+    char v[32];
+    cr_assert_not_null(wt_header(&r, "retry-after", v, sizeof(v)));
+    wt_resp_free(&r);
+    pthread_join(t, NULL);
+}
+
+Test(policies, lock_never_has_two_holders)
+{
+    for (int round = 0; round < 3; round++) {
+        long st[40];
+        char *bodies[40];
+        wt_http_many(&srv, round == 0 ? "/pool/locked" : round == 1 ? "/coroutine/locked" : "/reactive/locked", 40,
+                     st, bodies);
+        for (int i = 0; i < 40; i++) {
+            cr_assert_eq(st[i], 200, "round %d #%d: %ld %s", round, i, st[i], bodies[i]);
+            free(bodies[i]);
+        }
+    }
+}
+
+typedef struct client {
+    const wt_server *s;
+    int index;
+    double done_ms;
+} client;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+static void *fifo_client(void *arg)
+{
+    client *c = arg;
+    wt_resp r;
+    wt_http(c->s, "GET", "/fifo/locked", NULL, &r);
+    cr_assert_eq(r.status, 200);
+    wt_resp_free(&r);
+    c->done_ms = now_ms();
+    return NULL;
+}
+
+/* One worker object, 40 ms per holder: requests that arrive 15 ms apart must
+ * get the lock in arrival order (a LIFO wait queue reverses the tail). */
+Test(policies, lock_waiters_are_served_fifo)
+{
+    enum { N = 8 };
+    client c[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = (client){&srv, i, 0};
+        pthread_create(&t[i], NULL, fifo_client, &c[i]);
+        usleep(15000);
+    }
+    for (int i = 0; i < N; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 1; i < N; i++)
+        cr_assert_lt(c[i - 1].done_ms, c[i].done_ms, "client %d finished before client %d", i, i - 1);
+}
+
+Test(policies, blocking_a_loop_thread_is_reported)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/pool/block", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    wt_resp_free(&r);
+    char *log = wt_read_log(&srv);
+    cr_assert_null(strstr(log, "blocked its event-loop thread"), "pool workers may block: %s", log);
+    free(log);
+    cr_assert_eq(wt_http(&srv, "GET", "/coroutine/block", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    wt_resp_free(&r);
+    log = wt_read_log(&srv);
+    const char *line = strstr(log, "route /coroutine/block (plugin blocker");
+    cr_assert_not_null(line, "%s", log);
+    cr_assert(strstr(line, "blocked its event-loop thread") != NULL, "%s", log);
+    cr_assert(strstr(line, "dispatch=coroutine") != NULL, "%s", log);
+    free(log);
+}
+
+Test(overflow, coroutine_stack_overflow_names_route, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"];\n"
+                 "coroutine = { stack_size = 16384; };\n"
+                 "routes = ({ path = \"/coroutine/deep\"; plugin = \"deep\"; dispatch = \"coroutine\"; });\n");
+    wt_resp r;
+    cr_assert_eq(wt_http(&s, "GET", "/coroutine/deep?depth=4", NULL, &r), 0);
+    cr_assert_eq(r.status, 200, "shallow recursion fits");
+    wt_resp_free(&r);
+    wt_http(&s, "GET", "/coroutine/deep?depth=100000", NULL, &r);
+    wt_resp_free(&r);
+    int status = wt_stop(&s);
+    char *log = wt_read_log(&s);
+    cr_assert(strstr(log, "coroutine stack overflow in route /coroutine/deep") != NULL, "%s", log);
+    cr_assert_neq(status, 0);
+    free(log);
+}

@@ -1,0 +1,191 @@
+/* The real binary on an ephemeral port: routing, errors, limits, PORT, stop. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *base_conf = "threads = 2;\n"
+                               "listen = [\"127.0.0.1:0\"];\n"
+                               "limits = { max_body = 100; };\n"
+                               "routes = (\n"
+                               "  { path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; methods = [\"GET\"]; },\n"
+                               "  { path = \"/greet\"; plugin = \"hello\"; dispatch = \"pool\"; options = { greeting = \"bonjour\"; }; },\n"
+                               "  { path = \"/echo/{id}\"; plugin = \"echo\"; dispatch = \"coroutine\"; },\n"
+                               "  { path = \"/echo/fixed\"; plugin = \"echo\"; dispatch = \"reactive\"; options = { prefix = \"lit\"; }; }\n"
+                               ");\n";
+
+static wt_server srv;
+
+static void start(void) { wt_start(&srv, base_conf); }
+/* Every suite ends with a clean exit: ASan/LSan findings in the server,
+ * including leaks at shutdown, turn into a non-zero status here. */
+static void stop(void)
+{
+    if (srv.pid > 0) {
+        int status = wt_stop(&srv);
+        char *log = wt_read_log(&srv);
+        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
+        free(log);
+    }
+}
+
+TestSuite(serve, .init = start, .fini = stop, .timeout = 60);
+
+Test(serve, hello_answers_200_hello)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/hello", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body, "hello");
+    char v[64];
+    cr_assert_not_null(wt_header(&r, "content-length", v, sizeof(v)), "a sized, not chunked, response");
+    cr_assert_str_eq(v, "5");
+    wt_resp_free(&r);
+}
+
+Test(serve, options_reach_the_plugin)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/greet", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body, "bonjour");
+    wt_resp_free(&r);
+}
+
+Test(serve, unknown_path_is_404)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/nope", NULL, &r), 0);
+    cr_assert_eq(r.status, 404);
+    wt_resp_free(&r);
+}
+
+Test(serve, wrong_method_is_405_with_allow)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "DELETE", "/hello", NULL, &r), 0);
+    cr_assert_eq(r.status, 405);
+    char allow[128];
+    cr_assert_not_null(wt_header(&r, "allow", allow, sizeof(allow)));
+    cr_assert_str_eq(allow, "GET, HEAD");
+    wt_resp_free(&r);
+}
+
+Test(serve, head_is_allowed_where_get_is)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "HEAD", "/hello", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    cr_assert_eq(r.len, 0);
+    wt_resp_free(&r);
+}
+
+Test(serve, body_over_limit_is_413)
+{
+    char big[1001];
+    memset(big, 'x', 1000);
+    big[1000] = '\0';
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "POST", "/echo/1", big, &r), 0);
+    cr_assert_eq(r.status, 413);
+    wt_resp_free(&r);
+    /* and the server still serves */
+    cr_assert_eq(wt_http(&srv, "POST", "/echo/1", "small", &r), 0);
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.body, "body=small") != NULL, "%s", r.body);
+    wt_resp_free(&r);
+}
+
+Test(serve, path_params_query_headers_reach_the_plugin)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/echo/a%20b?q=x+y&z=1", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.body, "param.id=a b") != NULL, "%s", r.body);
+    cr_assert(strstr(r.body, "query.q=x y") != NULL, "%s", r.body);
+    cr_assert(strstr(r.body, "path=/echo/a%20b") != NULL, "%s", r.body);
+    wt_resp_free(&r);
+}
+
+Test(serve, literal_route_beats_parameter)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/echo/fixed", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.body, "lit") != NULL, "literal route should win: %s", r.body);
+    wt_resp_free(&r);
+}
+
+Test(serve, sigterm_exits_zero_and_logs)
+{
+    cr_assert_eq(wt_stop(&srv), 0);
+    char *log = wt_read_log(&srv);
+    cr_assert(strstr(log, "serving 4 route(s) from 2 plugin(s)") != NULL, "%s", log);
+    cr_assert(strstr(log, "stopped") != NULL, "%s", log);
+    free(log);
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bind(fd, (struct sockaddr *)&a, sizeof(a));
+    socklen_t len = sizeof(a);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+Test(env, port_overrides_first_listener, .timeout = 60)
+{
+    int port = free_port();
+    char env[32];
+    snprintf(env, sizeof(env), "PORT=%d", port);
+    const char *extra[] = {env, NULL};
+    wt_server s = {0};
+    wt_start_env(&s, base_conf, extra);
+    cr_assert_eq(s.port, port, "listening on %d, PORT said %d", s.port, port);
+    wt_resp r;
+    cr_assert_eq(wt_http(&s, "GET", "/hello", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_stop(&s), 0);
+}
+
+Test(env, ipv4_and_ipv6_listeners, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\", \"[::1]:0\"];\n"
+                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    char *log = wt_read_log(&s);
+    const char *v6 = strstr(log, "listening on http://[::1]:");
+    cr_assert_not_null(v6, "%s", log);
+    int port6 = atoi(v6 + strlen("listening on http://[::1]:"));
+    free(log);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "curl -s -g 'http://[::1]:%d/hello' | grep -qx hello", port6);
+    cr_assert_eq(system(cmd), 0, "IPv6 listener should answer hello");
+    cr_assert_eq(wt_stop(&s), 0);
+}
+
+Test(cli, version_and_help)
+{
+    char *out;
+    const char *v[] = {"--version", NULL};
+    cr_assert_eq(wt_run(&out, v, NULL), 0);
+    cr_assert(strstr(out, "weft ") != NULL && strstr(out, "plugin ABI 1") != NULL, "%s", out);
+    free(out);
+    const char *h[] = {"--help", NULL};
+    cr_assert_eq(wt_run(&out, h, NULL), 0);
+    cr_assert(strstr(out, "-t, --test") != NULL, "%s", out);
+    free(out);
+    const char *bad[] = {"--bogus", NULL};
+    cr_assert_eq(wt_run(&out, bad, NULL), 2);
+    free(out);
+}

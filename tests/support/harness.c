@@ -1,0 +1,313 @@
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+static void make_dir(wt_server *s)
+{
+    if (s->dir[0] != '\0')
+        return;
+    snprintf(s->dir, sizeof(s->dir), "/tmp/weft-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(s->dir), "mkdtemp: %s", strerror(errno));
+    snprintf(s->conf, sizeof(s->conf), "%s/weft.conf", s->dir);
+    snprintf(s->log, sizeof(s->log), "%s/weft.log", s->dir);
+}
+
+void wt_write_conf(wt_server *s, const char *conf)
+{
+    make_dir(s);
+    char tmp[320];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", s->conf);
+    FILE *f = fopen(tmp, "w");
+    cr_assert_not_null(f);
+    fputs(conf, f);
+    fclose(f);
+    cr_assert_eq(rename(tmp, s->conf), 0);
+}
+
+static char **build_env(const char *const *extra)
+{
+    size_t n = 0, k = 0;
+    while (environ[n] != NULL)
+        n++;
+    while (extra != NULL && extra[k] != NULL)
+        k++;
+    char **env = calloc(n + k + 2, sizeof(char *));
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "WEFT_PLUGIN_PATH=", 17) != 0 && strncmp(environ[i], "PORT=", 5) != 0)
+            env[o++] = environ[i];
+    static char plugin_path[1024];
+    snprintf(plugin_path, sizeof(plugin_path), "WEFT_PLUGIN_PATH=%s:%s", WEFT_PLUGIN_DIR, WEFT_FIXTURE_DIR);
+    env[o++] = plugin_path;
+    for (size_t i = 0; i < k; i++)
+        env[o++] = (char *)extra[i];
+    return env;
+}
+
+char *wt_read_log(const wt_server *s)
+{
+    FILE *f = fopen(s->log, "r");
+    if (f == NULL)
+        return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
+void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env)
+{
+    if (conf != NULL)
+        wt_write_conf(s, conf);
+    char **env = build_env(extra_env);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        int fd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, STDERR_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        execle(WEFT_BIN, "weft", "-c", s->conf, (char *)NULL, env);
+        _exit(127);
+    }
+    free(env);
+    s->pid = pid;
+    s->port = 0;
+    double deadline = now_ms() + 15000;
+    while (now_ms() < deadline) {
+        char *log = wt_read_log(s);
+        const char *p = strstr(log, "listening on http://");
+        if (p != NULL) {
+            const char *colon = strchr(p + 20, ']');
+            colon = strchr(colon != NULL ? colon : p + 20, ':');
+            if (colon != NULL && strchr(colon, '/') != NULL)
+                s->port = atoi(colon + 1);
+        }
+        int ready = strstr(log, "serving ") != NULL;
+        free(log);
+        if (s->port > 0 && ready)
+            return;
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            char *l = wt_read_log(s);
+            cr_assert_fail("weft exited during start-up (status %d):\n%s", status, l);
+        }
+        usleep(20000);
+    }
+    cr_assert_fail("weft did not start within 15 s");
+}
+
+void wt_start(wt_server *s, const char *conf) { wt_start_env(s, conf, NULL); }
+
+int wt_stop(wt_server *s)
+{
+    if (s->pid <= 0)
+        return -1;
+    kill(s->pid, SIGTERM);
+    int status = 0;
+    double deadline = now_ms() + 30000;
+    while (waitpid(s->pid, &status, WNOHANG) == 0) {
+        if (now_ms() > deadline) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, &status, 0);
+            break;
+        }
+        usleep(10000);
+    }
+    s->pid = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+typedef struct buf {
+    char *data;
+    size_t len;
+} buf;
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+    buf *b = ud;
+    b->data = realloc(b->data, b->len + size * n + 1);
+    memcpy(b->data + b->len, p, size * n);
+    b->len += size * n;
+    b->data[b->len] = '\0';
+    return size * n;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    wt_resp *r = ud;
+    size_t used = strlen(r->headers), len = size * n;
+    if (used + len < sizeof(r->headers)) {
+        memcpy(r->headers + used, p, len);
+        r->headers[used + len] = '\0';
+    }
+    return len;
+}
+
+static CURL *make_easy(const wt_server *s, const char *method, const char *path, const char *body, buf *b,
+                       wt_resp *r)
+{
+    char url[2048];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", s->port, path);
+    CURL *c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    if (r != NULL) {
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+    }
+    if (strcmp(method, "HEAD") == 0)
+        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    else if (strcmp(method, "GET") != 0)
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    if (body != NULL) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    }
+    return c;
+}
+
+int wt_http(const wt_server *s, const char *method, const char *path, const char *body, wt_resp *out)
+{
+    memset(out, 0, sizeof(*out));
+    buf b = {0};
+    CURL *c = make_easy(s, method, path, body, &b, out);
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
+    curl_easy_cleanup(c);
+    out->body = b.data != NULL ? b.data : strdup("");
+    out->len = b.len;
+    return rc == CURLE_OK ? 0 : -1;
+}
+
+const char *wt_header(const wt_resp *r, const char *name, char *out, size_t size)
+{
+    size_t n = strlen(name);
+    for (const char *p = r->headers; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncasecmp(p, name, n) == 0 && p[n] == ':') {
+            const char *v = p + n + 1;
+            while (*v == ' ')
+                v++;
+            size_t len = strcspn(v, "\r\n");
+            snprintf(out, size, "%.*s", (int)len, v);
+            return out;
+        }
+    }
+    return NULL;
+}
+
+void wt_resp_free(wt_resp *r)
+{
+    free(r->body);
+    r->body = NULL;
+}
+
+double wt_http_many(const wt_server *s, const char *path, int n, long *statuses, char **bodies)
+{
+    CURLM *multi = curl_multi_init();
+    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)n);
+    CURL **easy = calloc((size_t)n, sizeof(CURL *));
+    buf *bufs = calloc((size_t)n, sizeof(buf));
+    double t0 = now_ms();
+    for (int i = 0; i < n; i++) {
+        easy[i] = make_easy(s, "GET", path, NULL, &bufs[i], NULL);
+        curl_easy_setopt(easy[i], CURLOPT_FORBID_REUSE, 1L);
+        curl_multi_add_handle(multi, easy[i]);
+    }
+    int running = n;
+    while (running > 0) {
+        curl_multi_perform(multi, &running);
+        if (running > 0)
+            curl_multi_poll(multi, NULL, 0, 100, NULL);
+    }
+    double elapsed = now_ms() - t0;
+    for (int i = 0; i < n; i++) {
+        statuses[i] = 0;
+        curl_easy_getinfo(easy[i], CURLINFO_RESPONSE_CODE, &statuses[i]);
+        if (bodies != NULL)
+            bodies[i] = bufs[i].data != NULL ? bufs[i].data : strdup("");
+        else
+            free(bufs[i].data);
+        curl_multi_remove_handle(multi, easy[i]);
+        curl_easy_cleanup(easy[i]);
+    }
+    curl_multi_cleanup(multi);
+    free(easy);
+    free(bufs);
+    return elapsed;
+}
+
+int wt_run(char **out, const char *const *args, const char *const *extra_env)
+{
+    char path[] = "/tmp/weft-run-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_neq(fd, -1);
+    char **env = build_env(extra_env);
+    size_t n = 0;
+    while (args[n] != NULL)
+        n++;
+    char **argv = calloc(n + 2, sizeof(char *));
+    argv[0] = "weft";
+    for (size_t i = 0; i < n; i++)
+        argv[i + 1] = (char *)args[i];
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        execve(WEFT_BIN, argv, env);
+        _exit(127);
+    }
+    free(argv);
+    free(env);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    off_t size = lseek(fd, 0, SEEK_END);
+    *out = calloc(1, (size_t)size + 1);
+    ssize_t got = pread(fd, *out, (size_t)size, 0);
+    (void)got;
+    close(fd);
+    unlink(path);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int wt_thread_count(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    int n = -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}

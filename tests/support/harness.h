@@ -1,0 +1,51 @@
+/*
+ * Integration-test harness: runs the real weft binary on an ephemeral port
+ * with a config written by the test, and talks HTTP to it with libcurl.
+ */
+#ifndef WEFT_TEST_HARNESS_H
+#define WEFT_TEST_HARNESS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct wt_server {
+    pid_t pid;
+    int port;
+    char dir[256];  /* private temp directory: config, log */
+    char conf[300];
+    char log[300];
+} wt_server;
+
+typedef struct wt_resp {
+    long status;
+    char *body;        /* NUL-terminated */
+    size_t len;
+    char headers[8192]; /* raw response headers */
+} wt_resp;
+
+/** Writes `conf` to a temp file. `extra_env` ("NAME=value", NULL-terminated list) may be NULL. */
+void wt_write_conf(wt_server *s, const char *conf);
+/** Starts weft on the config; waits for its "listening on" line. Fails the test on error. */
+void wt_start(wt_server *s, const char *conf);
+void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env);
+/** SIGTERM, then waits; returns the exit status (or 128+signal). */
+int wt_stop(wt_server *s);
+/** The server's log so far (malloc'd). */
+char *wt_read_log(const wt_server *s);
+
+/** One request; `body` may be NULL. Returns 0 or -1 (transport error). */
+int wt_http(const wt_server *s, const char *method, const char *path, const char *body, wt_resp *out);
+/** Header value from a response (case-insensitive), copied into buf; NULL if absent. */
+const char *wt_header(const wt_resp *r, const char *name, char *buf, size_t size);
+void wt_resp_free(wt_resp *r);
+
+/** `n` concurrent GETs of `path`; fills statuses and bodies (caller frees bodies); returns elapsed ms. */
+double wt_http_many(const wt_server *s, const char *path, int n, long *statuses, char **bodies);
+
+/** Runs `weft ARGS...` to completion; stdout+stderr into out (malloc'd). Returns the exit status. */
+int wt_run(char **out, const char *const *args, const char *const *extra_env);
+
+/** Number of threads of a process (from /proc). */
+int wt_thread_count(pid_t pid);
+
+#endif
