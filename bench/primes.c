@@ -308,6 +308,95 @@ found:
     free(window);
 }
 
+/* `rounds` Miller-Rabin rounds on OpenSSL arithmetic, bases as in own_mr. */
+static int ossl_mr(const BIGNUM *n, unsigned rounds)
+{
+    BN_CTX_start(bn_ctx);
+    BIGNUM *nm1 = BN_CTX_get(bn_ctx), *q = BN_CTX_get(bn_ctx), *a = BN_CTX_get(bn_ctx), *y = BN_CTX_get(bn_ctx),
+           *n3 = BN_CTX_get(bn_ctx);
+    BN_MONT_CTX *mont = BN_MONT_CTX_new();
+    if (n3 == NULL || mont == NULL || !BN_MONT_CTX_set(mont, n, bn_ctx))
+        abort();
+    BN_copy(nm1, n);
+    BN_sub_word(nm1, 1);
+    int k = 1;
+    while (!BN_is_bit_set(nm1, k))
+        k++;
+    BN_rshift(q, nm1, k);
+    BN_copy(n3, n);
+    BN_sub_word(n3, 3);
+    int ok = 1;
+    mpz_t r;
+    mpz_init(r);
+    unsigned char buf[16384 / 8 + 16];
+    for (unsigned i = 0; ok && i < rounds; i++) {
+        size_t len;
+        random_odd(&base_rng, r, g_bits + 64);
+        mpz_export(buf, &len, 1, 1, 0, 0, r);
+        BN_bin2bn(buf, (int)len, a);
+        BN_mod(a, a, n3, bn_ctx);
+        BN_add_word(a, 2);
+        BN_mod_exp_mont(y, a, q, n, bn_ctx, mont);
+        if (BN_is_one(y) || BN_cmp(y, nm1) == 0)
+            continue;
+        ok = 0;
+        for (int j = 1; j < k; j++) {
+            BN_mod_sqr(y, y, n, bn_ctx);
+            if (BN_cmp(y, nm1) == 0) {
+                ok = 1;
+                break;
+            }
+            if (BN_is_one(y))
+                break;
+        }
+    }
+    mpz_clear(r);
+    BN_MONT_CTX_free(mont);
+    BN_CTX_end(bn_ctx);
+    return ok;
+}
+
+static void m_ossl_mr(mpz_t p)
+{
+    size_t w = 2 * (size_t)g_bits;
+    unsigned char *window = malloc(w), buf[16384 / 8 + 8];
+    BN_CTX_start(bn_ctx);
+    BIGNUM *start = BN_new(), *cand = BN_new();
+    mpz_t s;
+    mpz_init(s);
+    random_odd(&start_rng, s, g_bits);
+    size_t len;
+    mpz_export(buf, &len, 1, 1, 0, 0, s);
+    BN_bin2bn(buf, (int)len, start);
+    for (;;) {
+        sieve_window(window, w, bn_modw, start);
+        for (size_t j = 0; j < w; j++) {
+            if (window[j])
+                continue;
+            BN_copy(cand, start);
+            BN_add_word(cand, 2 * j);
+            if ((unsigned)BN_num_bits(cand) != g_bits)
+                break;
+            g_tested++;
+            if (ossl_mr(cand, (g_cert + 1) / 2))
+                goto found;
+        }
+        BN_add_word(start, 2 * w);
+        if ((unsigned)BN_num_bits(start) != g_bits) {
+            random_odd(&start_rng, s, g_bits);
+            mpz_export(buf, &len, 1, 1, 0, 0, s);
+            BN_bin2bn(buf, (int)len, start);
+        }
+    }
+found:
+    bn_to_mpz(p, cand);
+    BN_free(start);
+    BN_free(cand);
+    BN_CTX_end(bn_ctx);
+    mpz_clear(s);
+    free(window);
+}
+
 static const struct method {
     const char *name;
     void (*run)(mpz_t p);
@@ -319,6 +408,7 @@ static const struct method {
     {"gmp-nextprime", m_gmp_nextprime, 0, "mpz_nextprime(random start) [GMP's own sieve, BPSW + 1 MR]"},
     {"ossl-generate", m_ossl_generate, 0, "BN_generate_prime_ex2 [128-prime sieve, 64 MR rounds, top 2 bits set]"},
     {"ossl-check", m_ossl_check, 1, "sieve + BN_check_prime [trial division + 64 MR rounds]"},
+    {"ossl-mr", m_ossl_mr, 1, "sieve + ceil(c/2) own Miller-Rabin rounds on BN_mod_exp_mont, random bases"},
 };
 
 static double now_us(void)
