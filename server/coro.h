@@ -77,7 +77,7 @@ size_t weft_coro_pool_mapped_bytes(const weft_coro_pool *pool);
  *   bytes); raise coroutine.stack_size in the config
  * to stderr and kills the process with the signal's default action (so a
  * core dump is still written). Other faults go to the handler that was
- * installed before (e.g. the sanitizer's) or, if none, to the default action.
+ * installed before (e.g. ASan's report) or, if none, to the default action.
  * Without this call an overflow still kills the thread's process, silently.
  * Call once per event-loop thread; repeated calls are harmless.
  * Returns 0, or -1 with errno set.

@@ -67,6 +67,8 @@ typedef enum weft_log_level {
 typedef struct weft_req weft_req;
 /** A route being initialised. Opaque; valid only during init(). */
 typedef struct weft_init weft_init;
+/** A database result owned by the plugin until result_free(). Opaque. */
+typedef struct weft_result weft_result;
 /** A host-provided fair (FIFO) lock that works across worker threads, coroutines and callbacks. */
 typedef struct weft_mutex weft_mutex;
 
@@ -75,6 +77,14 @@ typedef struct weft_mutex weft_mutex;
  * loop thread that owns `req`. `rc` is WEFT_OK or an error code.
  */
 typedef void (*weft_callback)(weft_req *req, void *arg, int rc);
+
+/**
+ * Completion of db_query_async(), on the loop thread that owns `req`. On
+ * WEFT_OK `res` holds the rows; on WEFT_ERROR it may carry the SQL error
+ * (result_sqlstate); on WEFT_UNAVAILABLE / WEFT_TIMEOUT it is NULL. The
+ * callback owns `res` and frees it with result_free().
+ */
+typedef void (*weft_db_callback)(weft_req *req, void *arg, int rc, weft_result *res);
 
 /**
  * Services the host offers a plugin. Handed to init(); a plugin keeps the
@@ -141,6 +151,33 @@ typedef struct weft_host {
     /* ---- host objects (any thread) ---- */
     weft_mutex *(*mutex_new)(void);
     void (*mutex_free)(weft_mutex *m);
+
+    /* ---- PostgreSQL: host-managed connections, parameterised statements only ---- */
+    /**
+     * Runs `sql` with text parameters $1..$nparams (a NULL element is SQL
+     * NULL) as a prepared statement. Blocking style: blocks a pool worker,
+     * suspends a coroutine; not for reactive handlers. Returns WEFT_OK with
+     * *res set; WEFT_UNAVAILABLE when the database is down or no connection
+     * frees up in time (answer 503); WEFT_TIMEOUT when the statement timeout
+     * passed; WEFT_ERROR for an SQL error (*res then carries it, or is NULL).
+     * Free *res with result_free(). No input ever becomes SQL text.
+     */
+    int (*db_query)(weft_req *req, const char *sql, int nparams, const char *const *params, weft_result **res);
+    /** Callback form of db_query for reactive handlers (loop thread only). */
+    void (*db_query_async)(weft_req *req, const char *sql, int nparams, const char *const *params,
+                           weft_db_callback cb, void *arg);
+    int (*result_rows)(const weft_result *res);
+    int (*result_cols)(const weft_result *res);
+    const char *(*result_name)(const weft_result *res, int col);
+    /** Text form of a value; NULL for SQL NULL. Valid until result_free(). */
+    const char *(*result_value)(const weft_result *res, int row, int col);
+    /** Rows affected by INSERT/UPDATE/DELETE. */
+    long long (*result_affected)(const weft_result *res);
+    /** The SQLSTATE of a failed statement ("23505"), or "" — for logic, not for clients. */
+    const char *(*result_sqlstate)(const weft_result *res);
+    /** The database's error text — for logs only: never send it to a client. */
+    const char *(*result_error)(const weft_result *res);
+    void (*result_free)(weft_result *res);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
