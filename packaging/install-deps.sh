@@ -1,15 +1,20 @@
 #!/bin/sh
-# Installs the Debian 12 packages weft needs: "build" to compile and run it,
-# "test" adds what the test suite needs. Skips apt when all are present.
+# Installs the Debian 12 packages weft needs:
+#   build  compile weft and its plugins
+#   run    build + PostgreSQL server binaries for the private dev database
+#   test   run + the test suite's libraries and tools
+# Skips apt entirely when everything is already installed.
 set -eu
 what=${1:-build}
 
 build="build-essential cmake pkg-config libh2o-evloop-dev libssl-dev libconfig-dev libgmp-dev libjansson-dev libpq-dev"
-test="$build libcriterion-dev libcurl4-openssl-dev curl"
+run="$build postgresql-15 postgresql-client-15"
+test="$run libcriterion-dev libcurl4-openssl-dev curl"
 case $what in
   build) pkgs=$build ;;
+  run) pkgs=$run ;;
   test) pkgs=$test ;;
-  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+  *) echo "usage: $0 build|run|test" >&2; exit 2 ;;
 esac
 
 missing=""

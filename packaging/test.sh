@@ -1,11 +1,19 @@
 #!/bin/sh
-# Quick start, step 2: install what the tests need, then build and run the
-# whole suite twice — a warnings-as-errors build, and an ASan+UBSan build.
+# Quick start, step 2: install what the tests need, start a private
+# PostgreSQL for them, then build and run the whole suite twice — a
+# warnings-as-errors build and an ASan+UBSan build — and stop the database.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 packaging/install-deps.sh test
 jobs=$(nproc)
+
+pgdir=$(mktemp -d /tmp/weft-pg.XXXXXX)
+cleanup() { packaging/pgdev.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+packaging/pgdev.sh start "$pgdir" >&2
+eval "$(packaging/pgdev.sh env "$pgdir")"
 
 run_suite() { # build-dir, extra cmake args...
   dir=$1; shift

@@ -439,6 +439,24 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         cfg->blocking.interval_s = (int)get_int(v, g, "blocking", "interval_s", 1, 86400, 10);
     }
 
+    weft_db_cfg *db = &cfg->database;
+    const char *conninfo = "dbname=weft";
+    db->pool_connections = 10;
+    db->loop_connections = 1;
+    db->statement_timeout_ms = 5000;
+    db->connect_timeout_s = 5;
+    if ((g = member(v, root, "", "database", CONFIG_TYPE_GROUP)) != NULL) {
+        static const char *const db_keys[] = {"conninfo", "pool_connections", "loop_connections",
+                                              "statement_timeout_ms", "connect_timeout_s", NULL};
+        check_keys(v, g, "database", db_keys);
+        conninfo = get_string(v, g, "database", "conninfo", conninfo);
+        db->pool_connections = (int)get_int(v, g, "database", "pool_connections", 1, 1000, 10);
+        db->loop_connections = (int)get_int(v, g, "database", "loop_connections", 1, 64, 1);
+        db->statement_timeout_ms = (int)get_int(v, g, "database", "statement_timeout_ms", 1, 3600000, 5000);
+        db->connect_timeout_s = (int)get_int(v, g, "database", "connect_timeout_s", 1, 600, 5);
+    }
+    db->conninfo = xstrdup(conninfo);
+
     cfg->shutdown.grace_s = 10;
     if ((g = member(v, root, "", "shutdown", CONFIG_TYPE_GROUP)) != NULL) {
         check_keys(v, g, "shutdown", shutdown_keys);
@@ -466,7 +484,7 @@ static int read_file(vctx *v, weft_config *cfg)
 weft_config *weft_config_load(const char *path, weft_errors *errs)
 {
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
-                                           "coroutine", "blocking", "shutdown",    "pools",  "routes", NULL};
+                                           "coroutine", "blocking", "shutdown",    "pools",  "routes", "database", NULL};
     weft_config *cfg = xcalloc(1, sizeof(*cfg));
     cfg->path = xstrdup(path);
     config_init(&cfg->lc);
@@ -519,9 +537,17 @@ void weft_config_free(weft_config *cfg)
     }
     free(cfg->routes);
     free(cfg->log.access_log);
+    free(cfg->database.conninfo);
     config_destroy(&cfg->lc);
     free(cfg->path);
     free(cfg);
+}
+
+int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b)
+{
+    return strcmp(a->conninfo, b->conninfo) == 0 && a->pool_connections == b->pool_connections &&
+           a->loop_connections == b->loop_connections && a->statement_timeout_ms == b->statement_timeout_ms &&
+           a->connect_timeout_s == b->connect_timeout_s;
 }
 
 const char *weft_dispatch_name(weft_dispatch d)

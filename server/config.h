@@ -61,6 +61,17 @@ typedef struct weft_route_cfg {
     int line;
 } weft_route_cfg;
 
+typedef struct weft_db_cfg {
+    char *conninfo;        /* libpq conninfo; PG* environment variables fill the rest */
+    int pool_connections;  /* blocking connections shared by pool workers */
+    int loop_connections;  /* pipelined non-blocking connections per event loop */
+    int statement_timeout_ms;
+    int connect_timeout_s;
+} weft_db_cfg;
+
+/** True when two database settings would open the same connections. */
+int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b);
+
 typedef struct weft_config {
     char *path; /* the file read */
     config_t lc;
@@ -90,6 +101,7 @@ typedef struct weft_config {
     struct {
         int grace_s;
     } shutdown;
+    weft_db_cfg database;
 } weft_config;
 
 /**

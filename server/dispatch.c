@@ -52,6 +52,14 @@ static void run_reactive(weft_req *r)
     slice_end(r, t0);
 }
 
+void weft_dispatch_run(weft_req *r, void (*fn)(void *ctx), void *ctx)
+{
+    uint64_t t0;
+    slice_begin(r, &t0);
+    fn(ctx);
+    slice_end(r, t0);
+}
+
 void weft_dispatch_callback(weft_req *r, weft_callback cb, void *arg, int rc)
 {
     uint64_t t0;

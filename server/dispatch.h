@@ -20,6 +20,8 @@
 void weft_dispatch_start(weft_req *r);
 /** Resumes `r`'s suspended coroutine (loop thread). */
 void weft_dispatch_resume(weft_req *r);
+/** Runs fn(ctx) for `r` as a timed slice of loop-thread plugin code (loop thread). */
+void weft_dispatch_run(weft_req *r, void (*fn)(void *ctx), void *ctx);
 /** Runs a reactive completion callback for `r` as a timed slice (loop thread). */
 void weft_dispatch_callback(weft_req *r, weft_callback cb, void *arg, int rc);
 /** host->done(): the reactive handler's response is complete. Any thread. */

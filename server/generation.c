@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "host.h"
 #include "log.h"
 #include "route_init.h"
@@ -69,6 +70,7 @@ static void destroy(weft_generation *g, int keep_cfg)
     /* Workers first: nothing may be running plugin code while it is finalised. */
     for (size_t i = 0; i < g->n_pools; i++)
         weft_workpool_free(g->pools[i]);
+    weft_dbpool_free(g->dbpool);
     for (size_t i = 0; i < g->n_routes; i++) {
         weft_route *r = &g->routes[i];
         if (r->initialised && r->module->desc.fini != NULL)
@@ -129,6 +131,7 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         init_route(r, errs);
     }
     if (errs->count == before && !check_only) {
+        g->dbpool = weft_dbpool_new(&cfg->database);
         for (size_t i = 0; i < g->n_routes; i++) {
             weft_route *r = &g->routes[i];
             if (r->cfg->dispatch == WEFT_DISPATCH_POOL && (r->pool = pool_for(g, r->cfg->pool)) == NULL)

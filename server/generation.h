@@ -43,6 +43,7 @@ typedef struct weft_generation {
     size_t n_modules;
     struct weft_workpool **pools;
     size_t n_pools;
+    struct weft_dbpool *dbpool; /* blocking connections for pool workers (opened lazily) */
 } weft_generation;
 
 /**

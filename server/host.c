@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "db.h"
 #include "dispatch.h"
 #include "generation.h"
 #include "hostsync.h"
@@ -51,4 +52,14 @@ const weft_host weft_host_table = {
     .mutex_lock_async = weft_mutex_lock_async,
     .mutex_new = weft_mutex_new,
     .mutex_free = weft_mutex_free,
+    .db_query = weft_host_db_query,
+    .db_query_async = weft_host_db_query_async,
+    .result_rows = weft_result_rows,
+    .result_cols = weft_result_cols,
+    .result_name = weft_result_name,
+    .result_value = weft_result_value,
+    .result_affected = weft_result_affected,
+    .result_sqlstate = weft_result_sqlstate,
+    .result_error = weft_result_error,
+    .result_free = weft_result_free,
 };

@@ -35,6 +35,8 @@ typedef struct weft_loop {
     weft_timers *timers;
     weft_coro_pool *coros;
     weft_generation *gen; /* this loop's reference to the serving generation */
+    struct weft_dbloop *db;      /* this loop's database connections (lazy) */
+    struct weft_dbloop *db_retired; /* older sets still finishing statements */
     size_t inflight;      /* requests dispatched and not yet completed */
     int stopping;
     uint64_t stop_deadline_ns;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "http.h"
 #include "listener.h"
 #include "log.h"
@@ -73,6 +74,9 @@ static void loop_teardown(weft_loop *L)
 {
     weft_generation_release(L->gen);
     L->gen = NULL;
+    weft_dbloop_free(L->db);
+    L->db = NULL;
+    weft_dbloop_reap(L, 1);
     weft_timers_free(L->timers);
     h2o_evloop_run(L->evloop, 0);
     /* h2o's HTTP/2 shutdown arms a 1 s "second GOAWAY" entry even with no

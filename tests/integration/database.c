@@ -1,0 +1,165 @@
+/* The host's database layer against a real PostgreSQL that this test starts,
+ * stops and restarts itself (a private cluster, so other tests are unaffected). */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static char pgdir[64];
+static wt_server srv;
+
+static int pg(const char *cmd)
+{
+    char line[512];
+    snprintf(line, sizeof(line), "%s/packaging/pgdev.sh %s %s >/dev/null 2>&1", WEFT_SOURCE_DIR, cmd, pgdir);
+    return system(line);
+}
+
+static void setup(void)
+{
+    snprintf(pgdir, sizeof(pgdir), "/tmp/wdb%d", (int)getpid());
+    cr_assert_eq(pg("start"), 0, "cannot start a private PostgreSQL in %s", pgdir);
+    char host[96];
+    snprintf(host, sizeof(host), "PGHOST=%s", pgdir);
+    const char *env[] = {host, "PGPORT=5432", "PGUSER=postgres", "PGDATABASE=weft", NULL};
+    wt_start_env(&srv,
+                 "threads = 2; listen = [\"127.0.0.1:0\"];\n"
+                 "database = { statement_timeout_ms = 2000; pool_connections = 4; loop_connections = 1; };\n"
+                 "routes = (\n"
+                 " { path = \"/pool/db\"; plugin = \"dbping\"; dispatch = \"pool\"; },\n"
+                 " { path = \"/coroutine/db\"; plugin = \"dbping\"; dispatch = \"coroutine\"; },\n"
+                 " { path = \"/reactive/db\"; plugin = \"dbping\"; dispatch = \"reactive\"; },\n"
+                 " { path = \"/coroutine/slow\"; plugin = \"dbping\"; dispatch = \"coroutine\"; options = { sql = \"SELECT pg_sleep($1::float8)::text\"; }; },\n"
+                 " { path = \"/reactive/slow\"; plugin = \"dbping\"; dispatch = \"reactive\"; options = { sql = \"SELECT pg_sleep($1::float8)::text\"; }; }\n"
+                 ");\n",
+                 env);
+}
+
+static void teardown(void)
+{
+    if (srv.pid > 0) {
+        int status = wt_stop(&srv);
+        char *log = wt_read_log(&srv);
+        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
+        free(log);
+    }
+    pg("stop");
+    char rm[128];
+    snprintf(rm, sizeof(rm), "rm -rf %s", pgdir);
+    cr_expect_eq(system(rm), 0);
+}
+
+TestSuite(database, .init = setup, .fini = teardown, .timeout = 180);
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+static long get(const char *path, char *body, size_t size)
+{
+    wt_resp r;
+    if (wt_http(&srv, "GET", path, NULL, &r) != 0)
+        return -1;
+    if (body != NULL)
+        snprintf(body, size, "%s", r.body);
+    long st = r.status;
+    wt_resp_free(&r);
+    return st;
+}
+
+Test(database, every_policy_queries)
+{
+    const char *paths[] = {"/pool/db?n=1", "/coroutine/db?n=2", "/reactive/db?n=3"};
+    const char *want[] = {"2\n", "3\n", "4\n"};
+    for (int i = 0; i < 3; i++) {
+        char body[64];
+        cr_assert_eq(get(paths[i], body, sizeof(body)), 200, "%s: %s", paths[i], body);
+        cr_assert_str_eq(body, want[i]);
+    }
+}
+
+Test(database, many_requests_share_pipelined_connections)
+{
+    long st[80];
+    char *bodies[80];
+    wt_http_many(&srv, "/reactive/db?n=5", 80, st, bodies);
+    for (int i = 0; i < 80; i++) {
+        cr_assert_eq(st[i], 200, "#%d: %ld %s", i, st[i], bodies[i]);
+        cr_assert_str_eq(bodies[i], "6\n");
+        free(bodies[i]);
+    }
+    wt_http_many(&srv, "/coroutine/db?n=6", 80, st, bodies);
+    for (int i = 0; i < 80; i++) {
+        cr_assert_eq(st[i], 200, "#%d: %ld %s", i, st[i], bodies[i]);
+        free(bodies[i]);
+    }
+}
+
+Test(database, statement_timeout_gives_503_not_a_hang)
+{
+    double t0 = now_ms();
+    cr_assert_eq(get("/coroutine/slow?n=10", NULL, 0), 503);
+    cr_assert_lt(now_ms() - t0, 4500.0, "must not wait past the 2 s statement timeout (+ margin)");
+    /* the connection is still usable afterwards */
+    cr_assert_eq(get("/coroutine/db?n=1", NULL, 0), 200);
+}
+
+typedef struct slow {
+    const char *path;
+    long status;
+} slow;
+
+static void *slow_client(void *arg)
+{
+    slow *s = arg;
+    s->status = get(s->path, NULL, 0);
+    return NULL;
+}
+
+Test(database, down_gives_503_fast_then_recovers)
+{
+    /* statements in the pipeline when the server goes away are all answered */
+    enum { N = 10 };
+    slow s[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        s[i] = (slow){i % 2 ? "/coroutine/slow?n=1.5" : "/reactive/slow?n=1.5", 0};
+        pthread_create(&t[i], NULL, slow_client, &s[i]);
+    }
+    usleep(400000);
+    double t0 = now_ms();
+    cr_assert_eq(pg("stop"), 0);
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        cr_assert_eq(s[i].status, 503, "in-flight statement #%d answered %ld", i, s[i].status);
+    }
+    cr_assert_lt(now_ms() - t0, 4000.0);
+
+    const char *paths[] = {"/pool/db", "/coroutine/db", "/reactive/db"};
+    for (int i = 0; i < 3; i++) {
+        double t1 = now_ms();
+        cr_assert_eq(get(paths[i], NULL, 0), 503, "%s while the database is down", paths[i]);
+        cr_assert_lt(now_ms() - t1, 4000.0, "%s must fail within the statement timeout", paths[i]);
+    }
+
+    cr_assert_eq(pg("start"), 0);
+    /* reconnects with backoff (at most 5 s apart): poll until every policy answers */
+    for (int i = 0; i < 3; i++) {
+        long st = 0;
+        for (double deadline = now_ms() + 20000; now_ms() < deadline; usleep(200000))
+            if ((st = get(paths[i], NULL, 0)) == 200)
+                break;
+        cr_assert_eq(st, 200, "%s did not recover after the database came back", paths[i]);
+    }
+    char *log = wt_read_log(&srv);
+    cr_assert(strstr(log, "reachable again") != NULL, "%s", log);
+    free(log);
+}
