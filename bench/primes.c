@@ -4,8 +4,10 @@
  * Compares the ways weft's `cpu` plugin could do the work of Java's
  * `new BigInteger(bits, certainty, new Random())`: GMP (with its own BPSW
  * test, with plain Miller-Rabin rounds, with mpz_nextprime) and OpenSSL 3
- * libcrypto (BN_generate_prime_ex2, and BN_check_prime behind the same sieve
- * the GMP variants use). Standalone on purpose: it is not part of the build.
+ * libcrypto (BN_generate_prime_ex2; BN_check_prime and plain Miller-Rabin
+ * rounds on BN_mod_exp_mont, both behind the same sieve the GMP variants use).
+ * Results and the choice: docs/PRIMES.md. Standalone on purpose: it is not
+ * part of the build.
  *
  *   gcc -O2 -std=gnu11 bench/primes.c -o /tmp/primes \
  *       $(pkg-config --cflags --libs gmp libcrypto)
@@ -16,7 +18,6 @@
  * Each produced number is re-checked (untimed) with mpz_probab_prime_p(p, 40)
  * and for its exact bit length.
  */
-#include <errno.h>
 #include <gmp.h>
 #include <openssl/bn.h>
 #include <stdint.h>

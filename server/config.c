@@ -179,6 +179,7 @@ static int parse_listen(vctx *v, const config_setting_t *s, const char *where, w
     }
     out->host = xstrdup(h);
     out->port = (uint16_t)port;
+    out->cfg_port = (uint16_t)port;
     out->line = config_setting_source_line(s);
     return 0;
 }
@@ -191,7 +192,7 @@ static void load_listen(vctx *v, weft_config *cfg, const config_setting_t *root)
         verr(v, list, "listen", "needs at least one address");
     if (n == 0) {
         cfg->listen = xcalloc(1, sizeof(*cfg->listen));
-        cfg->listen[0] = (weft_listen_cfg){xstrdup("0.0.0.0"), 8080, 0};
+        cfg->listen[0] = (weft_listen_cfg){xstrdup("0.0.0.0"), 8080, 8080, 0};
         cfg->n_listen = 1;
         return;
     }
@@ -205,6 +206,49 @@ static void load_listen(vctx *v, weft_config *cfg, const config_setting_t *root)
         else if (parse_listen(v, s, where, &cfg->listen[cfg->n_listen]) == 0)
             cfg->n_listen++;
     }
+}
+
+static char *resolve_dir(const char *config_path, const char *dir);
+
+static int is_loopback(const char *host)
+{
+    return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
+}
+
+/* The admin listener shows internals and can trigger reloads: loopback only
+ * unless the operator says otherwise in so many words. */
+static void load_admin(vctx *v, weft_config *cfg, const config_setting_t *root)
+{
+    static const char *const keys[] = {"listen", "allow_remote", NULL};
+    cfg->admin.enabled = 1;
+    cfg->admin.host = xstrdup("127.0.0.1");
+    cfg->admin.port = cfg->admin.cfg_port = 9901;
+    cfg->admin.is_default = 1;
+    config_setting_t *g = config_setting_get_member(root, "admin");
+    if (g == NULL)
+        return;
+    if (config_setting_type(g) == CONFIG_TYPE_BOOL && !config_setting_get_bool(g)) {
+        cfg->admin.enabled = 0;
+        return;
+    }
+    if ((g = member(v, root, "", "admin", CONFIG_TYPE_GROUP)) == NULL)
+        return;
+    check_keys(v, g, "admin", keys);
+    cfg->admin.is_default = 0;
+    config_setting_t *l = member(v, g, "admin", "listen", CONFIG_TYPE_STRING);
+    weft_listen_cfg lc;
+    if (l != NULL && parse_listen(v, l, "admin.listen", &lc) == 0) {
+        free(cfg->admin.host);
+        cfg->admin.host = lc.host;
+        cfg->admin.port = cfg->admin.cfg_port = lc.port;
+    }
+    config_setting_t *remote = member(v, g, "admin", "allow_remote", CONFIG_TYPE_BOOL);
+    cfg->admin.allow_remote = remote != NULL && config_setting_get_bool(remote);
+    if (!is_loopback(cfg->admin.host) && !cfg->admin.allow_remote)
+        verr(v, l, "admin.listen",
+             "'%s' is not a loopback address; the admin listener exposes internals and reloads, so set "
+             "admin.allow_remote = true if you really mean it",
+             cfg->admin.host);
 }
 
 static char *resolve_dir(const char *config_path, const char *dir)
@@ -342,7 +386,9 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
     }
 
     config_setting_t *dispatch = require(v, g, where, "dispatch", CONFIG_TYPE_STRING);
+    int dispatch_ok = 0;
     if (dispatch != NULL) {
+        dispatch_ok = 1;
         const char *d = config_setting_get_string(dispatch);
         if (strcmp(d, "pool") == 0)
             r.dispatch = WEFT_DISPATCH_POOL;
@@ -352,18 +398,19 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
             r.dispatch = WEFT_DISPATCH_REACTIVE;
         else {
             verr(v, dispatch, where, "dispatch '%s' is not one of pool, coroutine, reactive", d);
-            ok = 0;
+            ok = dispatch_ok = 0;
         }
     } else {
         ok = 0;
     }
 
     config_setting_t *pool = member(v, g, where, "pool", CONFIG_TYPE_STRING);
-    if (pool != NULL && ok && r.dispatch != WEFT_DISPATCH_POOL) {
+    /* Checked whatever else is wrong with the route: report everything at once. */
+    if (pool != NULL && dispatch_ok && r.dispatch != WEFT_DISPATCH_POOL) {
         verr(v, pool, where, "pool is only meaningful with dispatch = \"pool\"");
         ok = 0;
     }
-    if (ok && r.dispatch == WEFT_DISPATCH_POOL) {
+    if (dispatch_ok && r.dispatch == WEFT_DISPATCH_POOL) {
         const char *pn = pool != NULL ? config_setting_get_string(pool) : "default";
         if (weft_config_find_pool(cfg, pn) == NULL) {
             verr(v, pool, where, "pool '%s' is not defined in pools", pn);
@@ -464,16 +511,41 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     }
 }
 
-static int read_file(vctx *v, weft_config *cfg)
+/* The text is kept: a plugin-only reload rebuilds from exactly the config
+ * that is serving, even if the file is being edited meanwhile. */
+static char *slurp(const char *path, weft_errors *errs)
 {
     /* libconfig reports a missing file without its name or errno; say both. */
-    FILE *f = fopen(cfg->path, "r");
+    FILE *f = fopen(path, "r");
     if (f == NULL) {
-        weft_errors_add(v->errs, "%s: cannot open config file: %s", cfg->path, strerror(errno));
-        return -1;
+        weft_errors_add(errs, "%s: cannot open config file: %s", path, strerror(errno));
+        return NULL;
     }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        fwrite(buf, 1, n, mem);
+    int failed = ferror(f);
     fclose(f);
-    if (!config_read_file(&cfg->lc, cfg->path)) {
+    fclose(mem);
+    if (failed) {
+        weft_errors_add(errs, "%s: cannot read config file: %s", path, strerror(errno));
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static int parse_text(vctx *v, weft_config *cfg)
+{
+    char *dir = xstrdup(cfg->path);
+    config_set_include_dir(&cfg->lc, dirname(dir));
+    int ok = config_read_string(&cfg->lc, cfg->text);
+    free(dir);
+    if (!ok) {
         const char *file = config_error_file(&cfg->lc) != NULL ? config_error_file(&cfg->lc) : cfg->path;
         weft_errors_add(v->errs, "%s:%d: %s", file, config_error_line(&cfg->lc), config_error_text(&cfg->lc));
         return -1;
@@ -483,13 +555,25 @@ static int read_file(vctx *v, weft_config *cfg)
 
 weft_config *weft_config_load(const char *path, weft_errors *errs)
 {
+    char *text = slurp(path, errs);
+    if (text == NULL)
+        return NULL;
+    weft_config *cfg = weft_config_load_text(path, text, errs);
+    free(text);
+    return cfg;
+}
+
+weft_config *weft_config_load_text(const char *path, const char *text, weft_errors *errs)
+{
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
-                                           "coroutine", "blocking", "shutdown",    "pools",  "routes", "database", NULL};
+                                           "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
+                                           "admin",     "watch",    "pid_file",    NULL};
     weft_config *cfg = xcalloc(1, sizeof(*cfg));
     cfg->path = xstrdup(path);
+    cfg->text = xstrdup(text);
     config_init(&cfg->lc);
     vctx v = {.errs = errs, .file = cfg->path};
-    if (read_file(&v, cfg) != 0) {
+    if (parse_text(&v, cfg) != 0) {
         weft_config_free(cfg);
         return NULL;
     }
@@ -498,6 +582,12 @@ weft_config *weft_config_load(const char *path, weft_errors *errs)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     cfg->threads = (int)get_int(&v, root, "", "threads", 1, 1024, ncpu > 0 ? ncpu : 1);
     load_listen(&v, cfg, root);
+    load_admin(&v, cfg, root);
+    config_setting_t *watch = member(&v, root, "", "watch", CONFIG_TYPE_BOOL);
+    cfg->watch = watch != NULL && config_setting_get_bool(watch);
+    const char *pid_file = get_string(&v, root, "", "pid_file", NULL);
+    if (pid_file != NULL && *pid_file)
+        cfg->pid_file = pid_file[0] == '/' ? xstrdup(pid_file) : resolve_dir(cfg->path, pid_file);
     load_plugin_dirs(&v, cfg, root);
     load_groups(&v, cfg, root);
     load_pools(&v, cfg, root);
@@ -538,6 +628,9 @@ void weft_config_free(weft_config *cfg)
     free(cfg->routes);
     free(cfg->log.access_log);
     free(cfg->database.conninfo);
+    free(cfg->admin.host);
+    free(cfg->pid_file);
+    free(cfg->text);
     config_destroy(&cfg->lc);
     free(cfg->path);
     free(cfg);

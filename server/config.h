@@ -39,7 +39,8 @@ void weft_methods_format(unsigned mask, char *buf, size_t size);
 
 typedef struct weft_listen_cfg {
     char *host; /* numeric address as written, brackets removed: "0.0.0.0", "::" */
-    uint16_t port;
+    uint16_t port;     /* the port served (PORT and ephemeral ports resolved at bind) */
+    uint16_t cfg_port; /* the port as configured */
     int line;
 } weft_listen_cfg;
 
@@ -74,6 +75,7 @@ int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b);
 
 typedef struct weft_config {
     char *path; /* the file read */
+    char *text; /* its contents, as parsed */
     config_t lc;
     int threads;
     weft_listen_cfg *listen;
@@ -102,6 +104,16 @@ typedef struct weft_config {
         int grace_s;
     } shutdown;
     weft_db_cfg database;
+    struct {
+        int enabled;
+        int is_default; /* not configured: a busy default port only warns */
+        char *host;
+        uint16_t port;
+        uint16_t cfg_port;
+        int allow_remote;
+    } admin;
+    int watch;      /* reload when the config file changes */
+    char *pid_file; /* NULL: none */
 } weft_config;
 
 /**
@@ -109,6 +121,8 @@ typedef struct weft_config {
  * problem, each naming file, line and setting, to `errs`.
  */
 weft_config *weft_config_load(const char *path, weft_errors *errs);
+/** Same, from text already read (`path` names it in messages and anchors relative paths). */
+weft_config *weft_config_load_text(const char *path, const char *text, weft_errors *errs);
 void weft_config_free(weft_config *cfg);
 /** The pool a route names, or NULL. */
 const weft_pool_cfg *weft_config_find_pool(const weft_config *cfg, const char *name);

@@ -117,6 +117,8 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
                 weft_errors_add(errs, "%s:%d: route %s: %s", r->cfg->file, r->cfg->line, r->cfg->path, why);
             continue;
         }
+        /* The router points at this slot now: it must not be reused. */
+        g->n_routes++;
         if ((r->module = module_for(g, r->cfg->plugin, errs)) == NULL) {
             /* Name the route too: the operator needs to know which line to fix. */
             weft_errors_add(errs, "%s:%d: route %s: plugin '%s' could not be loaded (see above)", r->cfg->file,
@@ -125,7 +127,6 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         }
         snprintf(r->label, sizeof(r->label), "route %s (plugin %s %s)", r->cfg->path, r->module->name,
                  r->module->desc.version ? r->module->desc.version : "?");
-        g->n_routes++;
         if (check_entry_points(r, errs) != 0)
             continue;
         init_route(r, errs);
@@ -148,8 +149,18 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
 
 void weft_generation_retain(weft_generation *g) { atomic_fetch_add_explicit(&g->refs, 1, memory_order_relaxed); }
 
+static void (*reaper_fn)(weft_generation *g);
+
+void weft_generation_set_reaper(void (*reaper)(weft_generation *g)) { reaper_fn = reaper; }
+
+void weft_generation_destroy(weft_generation *g) { destroy(g, 0); }
+
 void weft_generation_release(weft_generation *g)
 {
-    if (g != NULL && atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) == 1)
+    if (g == NULL || atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (reaper_fn != NULL)
+        reaper_fn(g);
+    else
         destroy(g, 0);
 }

@@ -55,6 +55,15 @@ typedef struct weft_generation {
  */
 weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int check_only, weft_errors *errs);
 void weft_generation_retain(weft_generation *g);
+/**
+ * Drops a reference. The last one destroys the generation (worker pools
+ * joined, fini hooks run, modules unloaded) — or, once a reaper is set,
+ * hands it to the reaper, so a loop thread finishing the last old request
+ * never blocks on joining threads or running plugin code.
+ */
 void weft_generation_release(weft_generation *g);
+void weft_generation_set_reaper(void (*reaper)(weft_generation *g));
+/** Destroys a generation whose last reference is gone. */
+void weft_generation_destroy(weft_generation *g);
 
 #endif

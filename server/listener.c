@@ -33,7 +33,7 @@ static int make_addr(const weft_listen_cfg *l, uint16_t port, struct sockaddr_st
     return -1;
 }
 
-static int bind_one(const weft_listen_cfg *l, uint16_t port)
+static int bind_one(const weft_listen_cfg *l, uint16_t port, int reuseport)
 {
     struct sockaddr_storage ss;
     socklen_t len;
@@ -49,7 +49,8 @@ static int bind_one(const weft_listen_cfg *l, uint16_t port)
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
     /* Each loop thread accepts on its own socket; the kernel spreads
      * connections evenly, which one shared socket does not. */
-    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
+    if (reuseport)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
     /* "[::]:8080" next to "0.0.0.0:8080" must not collide on the v4 half. */
     if (family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
@@ -91,8 +92,14 @@ int weft_listeners_bind(weft_config *cfg, int n_threads, int **fds_out)
         return -1;
     for (size_t i = 0; i < n; i++) {
         weft_listen_cfg *l = &cfg->listen[i];
+        /* SO_REUSEPORT would let a second weft on the same port start and
+         * silently take half the connections: probe without it first, so a
+         * busy port is an error as with any server. */
+        int probe = l->port != 0 ? bind_one(l, l->port, 0) : -2;
+        if (probe >= 0)
+            close(probe);
         for (int t = 0; t < n_threads; t++) {
-            int fd = bind_one(l, l->port);
+            int fd = probe == -1 ? -1 : bind_one(l, l->port, 1);
             if (fd < 0) {
                 weft_log_error("%s:%d: listen[%zu]: cannot listen on %s port %u: %s", cfg->path, l->line, i, l->host,
                                l->port, strerror(errno));
@@ -116,6 +123,26 @@ int weft_listeners_bind(weft_config *cfg, int n_threads, int **fds_out)
             by_thread[(size_t)t * n + i] = fds[i * (size_t)n_threads + (size_t)t];
     free(fds);
     *fds_out = by_thread;
+    return 0;
+}
+
+int weft_listeners_bind_admin(weft_config *cfg, int *fd_out)
+{
+    weft_listen_cfg l = {.host = cfg->admin.host, .port = cfg->admin.port};
+    int fd = bind_one(&l, l.port, 0);
+    if (fd < 0) {
+        if (cfg->admin.is_default)
+            weft_log_warn("admin listener: cannot listen on %s port %u: %s; serving without it (set admin.listen)",
+                          l.host, l.port, strerror(errno));
+        else
+            weft_log_error("%s: admin.listen: cannot listen on %s port %u: %s", cfg->path, l.host, l.port,
+                           strerror(errno));
+        return -1;
+    }
+    cfg->admin.port = bound_port(fd);
+    int v6 = strchr(l.host, ':') != NULL;
+    weft_log_info("admin listening on http://%s%s%s:%u/", v6 ? "[" : "", l.host, v6 ? "]" : "", cfg->admin.port);
+    *fd_out = fd;
     return 0;
 }
 

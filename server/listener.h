@@ -13,6 +13,12 @@
  */
 int weft_listeners_bind(weft_config *cfg, int n_threads, int **fds_out);
 void weft_listeners_close(int *fds, size_t count);
+/**
+ * Binds the admin address (one socket, served by loop 0). On failure logs
+ * and returns -1; a failure on the unconfigured default address is only a
+ * warning, so several instances on one machine still start.
+ */
+int weft_listeners_bind_admin(weft_config *cfg, int *fd_out);
 /** Logs "listening on http://ADDR:PORT/" for each address (with the bound port). */
 void weft_listeners_announce(const weft_config *cfg, const int *fds);
 

@@ -27,6 +27,7 @@ typedef struct weft_loop {
     h2o_evloop_t *evloop;
     h2o_context_t ctx;
     h2o_accept_ctx_t accept_ctx;
+    h2o_accept_ctx_t admin_accept_ctx; /* loop 0 only */
     int *listen_fds; /* this thread's own SO_REUSEPORT sockets */
     h2o_socket_t **listeners;
     size_t n_listeners;
@@ -41,6 +42,10 @@ typedef struct weft_loop {
     int stopping;
     uint64_t stop_deadline_ns;
     weft_msg stop_msg;
+    /* start-up arguments, consumed by the loop thread */
+    const int *setup_fds;
+    size_t setup_n_fds;
+    weft_generation *setup_gen;
     atomic_uint_fast64_t heartbeat_ns; /* last loop iteration, read by the watchdog */
 } weft_loop;
 

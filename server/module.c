@@ -2,10 +2,14 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "names.h"
@@ -87,9 +91,118 @@ int weft_module_find(const char *name, char *const *dirs, size_t n_dirs, char *o
     return -1;
 }
 
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static weft_module *registry;
+static char private_dir[256];
+
+/* Owned by root or by us, and writable by nobody else. */
+static int check_owner_mode(const char *what, const char *path, const struct stat *st, char *why, size_t size)
+{
+    if (st->st_uid != 0 && st->st_uid != geteuid()) {
+        snprintf(why, size, "%s %s is owned by uid %u, not by root or the server's user (uid %u)", what, path,
+                 (unsigned)st->st_uid, (unsigned)geteuid());
+        return -1;
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, size, "%s %s is writable by %s (mode %04o); run chmod go-w on it", what, path,
+                 (st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st->st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
+static int check_safe(const char *path, struct stat *st, char *why, size_t size)
+{
+    if (lstat(path, st) != 0) {
+        snprintf(why, size, "cannot stat %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISLNK(st->st_mode) && stat(path, st) != 0) {
+        snprintf(why, size, "cannot follow %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        snprintf(why, size, "%s is not a regular file", path);
+        return -1;
+    }
+    if (check_owner_mode("plugin file", path, st, why, size) != 0)
+        return -1;
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    struct stat dst;
+    if (stat(slash != NULL ? dir : ".", &dst) != 0) {
+        snprintf(why, size, "cannot stat directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    /* A sticky directory (like /tmp) still lets strangers add files: refuse it too. */
+    return check_owner_mode("plugin directory", slash != NULL ? dir : ".", &dst, why, size);
+}
+
+static int ensure_private_dir(void)
+{
+    if (private_dir[0] != '\0')
+        return 0;
+    const char *base = getenv("RUNTIME_DIRECTORY"); /* systemd's RuntimeDirectory= */
+    if (base == NULL || *base == '\0')
+        base = getenv("TMPDIR");
+    if (base == NULL || *base == '\0')
+        base = "/tmp";
+    snprintf(private_dir, sizeof(private_dir), "%s/weft-plugins-XXXXXX", base);
+    if (mkdtemp(private_dir) == NULL) {
+        private_dir[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+void weft_module_cleanup(void)
+{
+    if (private_dir[0] != '\0')
+        rmdir(private_dir);
+    private_dir[0] = '\0';
+}
+
+/* Copies `src` to a fresh private file; returns its path in `out`. */
+static int private_copy(const char *src, const char *name, char *out, size_t size, char *why, size_t wsize)
+{
+    static atomic_uint counter;
+    if (ensure_private_dir() != 0) {
+        snprintf(why, wsize, "cannot create a private directory for plugin copies: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(out, size, "%s/%s.%u.so", private_dir, name, atomic_fetch_add(&counter, 1));
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    int o = in >= 0 ? open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700) : -1;
+    int ok = in >= 0 && o >= 0;
+    char buf[65536];
+    ssize_t n;
+    while (ok && (n = read(in, buf, sizeof(buf))) != 0) {
+        if (n < 0 || write(o, buf, (size_t)n) != n)
+            ok = 0;
+    }
+    if (!ok)
+        snprintf(why, wsize, "cannot copy %s to %s: %s", src, out, strerror(errno));
+    if (in >= 0)
+        close(in);
+    if (o >= 0 && close(o) != 0)
+        ok = 0;
+    if (!ok)
+        unlink(out);
+    return ok ? 0 : -1;
+}
+
+static int same_file(const weft_module *m, const char *path, const struct stat *st)
+{
+    return strcmp(m->path, path) == 0 && m->dev == st->st_dev && m->ino == st->st_ino && m->size == st->st_size &&
+           m->mtime.tv_sec == st->st_mtim.tv_sec && m->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
 weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs, weft_errors *errs)
 {
-    char path[4096];
+    char path[4096], why[10240];
     if (!weft_name_is_valid(name)) {
         weft_errors_add(errs, "plugin '%s': invalid plugin name", name);
         return NULL;
@@ -106,11 +219,41 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
                         searched[0] ? searched : "(no plugin_dirs configured and WEFT_PLUGIN_PATH unset)");
         return NULL;
     }
+    struct stat st;
+    if (check_safe(path, &st, why, sizeof(why)) != 0) {
+        weft_errors_add(errs, "plugin '%s' (%s): refused: %s", name, path, why);
+        return NULL;
+    }
+    pthread_mutex_lock(&registry_mu);
+    unsigned seq = 1;
+    for (weft_module *m = registry; m != NULL; m = m->next) {
+        if (strcmp(m->name, name) != 0)
+            continue;
+        if (same_file(m, path, &st)) {
+            weft_module_retain(m);
+            pthread_mutex_unlock(&registry_mu);
+            return m;
+        }
+        if (m->seq >= seq)
+            seq = m->seq + 1;
+    }
+    pthread_mutex_unlock(&registry_mu);
+
+    char copy[512];
+    if (private_copy(path, name, copy, sizeof(copy), why, sizeof(why)) != 0) {
+        weft_errors_add(errs, "plugin '%s' (%s): %s", name, path, why);
+        return NULL;
+    }
     /* RTLD_NOW: a missing symbol is a clean error here, not a crash mid-request.
      * RTLD_LOCAL: a plugin's symbols never satisfy another plugin's. */
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *dl = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+    unlink(copy); /* the mapping stays; nothing else may open the copy */
     if (dl == NULL) {
-        weft_errors_add(errs, "plugin '%s' (%s): cannot load: %s", name, path, dlerror());
+        const char *e = dlerror();
+        /* dlerror names the private copy; the operator knows the original. */
+        const char *colon = e != NULL ? strstr(e, ".so: ") : NULL;
+        weft_errors_add(errs, "plugin '%s' (%s): cannot load: %s", name, path,
+                        colon != NULL ? colon + 5 : (e != NULL ? e : "unknown error"));
         return NULL;
     }
     weft_plugin_entry_fn entry;
@@ -122,7 +265,6 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
         return NULL;
     }
     const weft_plugin *d = entry();
-    char why[512];
     if (weft_descriptor_check(d, SIZE_MAX, name, why, sizeof(why)) != 0) {
         weft_errors_add(errs, "plugin '%s' (%s): refused: %s", name, path, why);
         dlclose(dl);
@@ -135,8 +277,18 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
     m->name = strdup(name);
     m->path = strdup(path);
     m->dl = dl;
+    m->seq = seq;
+    m->dev = st.st_dev;
+    m->ino = st.st_ino;
+    m->size = st.st_size;
+    m->mtime = st.st_mtim;
+    m->loaded_at = time(NULL);
     atomic_init(&m->refs, 1);
-    weft_log_debug("plugin '%s' %s loaded from %s", name, d->version ? d->version : "?", path);
+    pthread_mutex_lock(&registry_mu);
+    m->next = registry;
+    registry = m;
+    pthread_mutex_unlock(&registry_mu);
+    weft_log_debug("plugin '%s' %s (load #%u) loaded from %s", name, d->version ? d->version : "?", seq, path);
     return m;
 }
 
@@ -146,8 +298,25 @@ void weft_module_release(weft_module *m)
 {
     if (m == NULL || atomic_fetch_sub(&m->refs, 1) != 1)
         return;
+    pthread_mutex_lock(&registry_mu);
+    for (weft_module **pp = &registry; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == m) {
+            *pp = m->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&registry_mu);
+    weft_log_debug("plugin '%s' load #%u unloaded", m->name, m->seq);
     dlclose(m->dl);
     free(m->name);
     free(m->path);
     free(m);
+}
+
+void weft_module_foreach(void (*fn)(const weft_module *m, void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&registry_mu);
+    for (weft_module *m = registry; m != NULL; m = m->next)
+        fn(m, ctx);
+    pthread_mutex_unlock(&registry_mu);
 }

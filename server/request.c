@@ -194,6 +194,8 @@ int weft_res_header(weft_req *r, const char *name, const char *value)
 
 int weft_res_write(weft_req *r, const void *data, size_t len)
 {
+    if (len == 0)
+        return WEFT_OK;
     if (r->res_cap - r->res_len < len) {
         size_t cap = r->res_cap ? r->res_cap : 256;
         while (cap - r->res_len < len)

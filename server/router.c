@@ -196,9 +196,10 @@ static int walk(const node *n, const char *p, const char *end, unsigned method, 
             }
             allow |= n->eps[i].methods;
         }
-        if (n->n_eps > 0 && m->status == 404) {
+        /* Every path that matches contributes to Allow, not just the first. */
+        if (n->n_eps > 0) {
             m->status = 405;
-            m->allow = allow;
+            m->allow |= allow;
         }
         return 0;
     }

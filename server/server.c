@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "admin.h"
+#include "control.h"
 #include "http.h"
 #include "listener.h"
 #include "log.h"
+#include "module.h"
 #include "signals.h"
 #include "version.h"
 
@@ -34,18 +37,29 @@ void weft_loop_post(weft_loop *loop, weft_msg *m, void (*fn)(weft_msg *m))
     h2o_multithread_send_message(&loop->receiver, &m->super);
 }
 
-static void on_accept(h2o_socket_t *listener, const char *err)
+static void accept_batch(h2o_socket_t *listener, h2o_accept_ctx_t *actx)
 {
-    weft_loop *L = listener->data;
-    if (err != NULL)
-        return;
-    /* Accept a bounded batch so one busy listener cannot starve the loop. */
+    /* A bounded batch, so one busy listener cannot starve the loop. */
     for (int i = 0; i < 64; i++) {
         h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
         if (sock == NULL)
             break;
-        h2o_accept(&L->accept_ctx, sock);
+        h2o_accept(actx, sock);
     }
+}
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    weft_loop *L = listener->data;
+    if (err == NULL)
+        accept_batch(listener, &L->accept_ctx);
+}
+
+static void on_admin_accept(h2o_socket_t *listener, const char *err)
+{
+    weft_loop *L = listener->data;
+    if (err == NULL)
+        accept_batch(listener, &L->admin_accept_ctx);
 }
 
 static void on_stop(weft_msg *m)
@@ -54,7 +68,7 @@ static void on_stop(weft_msg *m)
     if (L->stopping)
         return;
     L->stopping = 1;
-    L->stop_deadline_ns = weft_now_ns() + (uint64_t)weft_srv.cfg->shutdown.grace_s * 1000000000u;
+    L->stop_deadline_ns = weft_now_ns() + (uint64_t)L->gen->cfg->shutdown.grace_s * 1000000000u;
     for (size_t i = 0; i < L->n_listeners; i++)
         h2o_socket_close(L->listeners[i]); /* closes the fd: stop accepting */
     L->n_listeners = 0;
@@ -92,39 +106,22 @@ static void loop_teardown(weft_loop *L)
     free(L->listeners);
 }
 
-static void *loop_main(void *arg)
+/* Runs on the loop's own thread: h2o sockets take their buffer allocator
+ * from the creating thread's thread-local prototype, so a socket created on
+ * the main thread and read on a loop would share the main thread's
+ * (unsynchronised) free list with every other loop. */
+static int loop_setup(weft_loop *L)
 {
-    weft_loop *L = arg;
-    weft_loop_current = L;
-    /* EINTR makes h2o_evloop_run return -1; signals go to the main thread. */
-    weft_signals_block_async();
-    weft_coro_thread_init();
-
-    int abandoned = 0;
-    while (!L->stopping || !loop_drained(L)) {
-        atomic_store_explicit(&L->heartbeat_ns, weft_now_ns(), memory_order_relaxed);
-        h2o_evloop_run(L->evloop, L->stopping ? 100 : 1000);
-        if (L->stopping && weft_now_ns() > L->stop_deadline_ns && !loop_drained(L)) {
-            weft_log_warn("loop %d: %zu request(s) still running after the %d s grace period; exiting anyway",
-                          L->index, L->inflight, weft_srv.cfg->shutdown.grace_s);
-            abandoned = 1;
-            break;
-        }
-    }
-    if (!abandoned)
-        loop_teardown(L);
-    weft_coro_thread_cleanup();
-    atomic_fetch_sub(&loops_running, 1);
-    return abandoned ? (void *)1 : NULL;
-}
-
-static int loop_setup(weft_loop *L, int index, const int *fds, size_t n_fds, weft_generation *gen)
-{
-    L->index = index;
+    const int *fds = L->setup_fds;
+    size_t n_fds = L->setup_n_fds;
+    weft_generation *gen = L->setup_gen;
+    int index = L->index;
     L->evloop = h2o_evloop_create();
     h2o_context_init(&L->ctx, L->evloop, &weft_srv.h2o);
     L->accept_ctx.ctx = &L->ctx;
-    L->accept_ctx.hosts = weft_srv.h2o.hosts;
+    L->accept_ctx.hosts = weft_srv.main_hosts;
+    L->admin_accept_ctx.ctx = &L->ctx;
+    L->admin_accept_ctx.hosts = weft_srv.admin_hosts;
     L->queue = h2o_multithread_create_queue(L->evloop);
     h2o_multithread_register_receiver(L->queue, &L->receiver, on_messages);
     L->timers = weft_timers_new(L->evloop);
@@ -138,10 +135,54 @@ static int loop_setup(weft_loop *L, int index, const int *fds, size_t n_fds, wef
         h2o_socket_read_start(L->listeners[i], on_accept);
     }
     L->n_listeners = n_fds;
+    if (index == 0 && weft_srv.admin_fd >= 0) {
+        L->listeners = realloc(L->listeners, (n_fds + 1) * sizeof(*L->listeners));
+        h2o_socket_t *a = h2o_evloop_socket_create(L->evloop, weft_srv.admin_fd, H2O_SOCKET_FLAG_DONT_READ);
+        a->data = L;
+        h2o_socket_read_start(a, on_admin_accept);
+        L->listeners[L->n_listeners++] = a;
+    }
     weft_generation_retain(gen);
     L->gen = gen;
     return 0;
 }
+
+static pthread_mutex_t ready_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
+static int loops_ready;
+
+static void *loop_main(void *arg)
+{
+    weft_loop *L = arg;
+    weft_loop_current = L;
+    /* EINTR makes h2o_evloop_run return -1; signals go to the main thread. */
+    weft_signals_block_async();
+    weft_coro_thread_init();
+    if (loop_setup(L) != 0)
+        weft_fatal("cannot set up event loop %d", L->index);
+    pthread_mutex_lock(&ready_mu);
+    loops_ready++;
+    pthread_cond_broadcast(&ready_cv);
+    pthread_mutex_unlock(&ready_mu);
+
+    int abandoned = 0;
+    while (!L->stopping || !loop_drained(L)) {
+        atomic_store_explicit(&L->heartbeat_ns, weft_now_ns(), memory_order_relaxed);
+        h2o_evloop_run(L->evloop, L->stopping ? 100 : 1000);
+        if (L->stopping && weft_now_ns() > L->stop_deadline_ns && !loop_drained(L)) {
+            weft_log_warn("loop %d: %zu request(s) still running after the %d s grace period; exiting anyway",
+                          L->index, L->inflight, L->gen->cfg->shutdown.grace_s);
+            abandoned = 1;
+            break;
+        }
+    }
+    if (!abandoned)
+        loop_teardown(L);
+    weft_coro_thread_cleanup();
+    atomic_fetch_sub(&loops_running, 1);
+    return abandoned ? (void *)1 : NULL;
+}
+
 
 static void h2o_setup(const weft_config *cfg)
 {
@@ -149,9 +190,13 @@ static void h2o_setup(const weft_config *cfg)
     weft_srv.h2o.server_name = h2o_iovec_init(H2O_STRLIT("weft/" WEFT_VERSION));
     /* h2o answers 413 itself once a body passes this, before any handler. */
     weft_srv.h2o.max_request_entity_size = cfg->limits.max_body;
-    weft_srv.hostconf = h2o_config_register_host(&weft_srv.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
-    h2o_pathconf_t *path = h2o_config_register_path(weft_srv.hostconf, "/", 0);
+    /* The main listeners see only this host list, so no Host header can
+     * reach the admin endpoints through them. */
+    weft_srv.main_hosts[0] = h2o_config_register_host(&weft_srv.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    weft_srv.main_hosts[1] = NULL;
+    h2o_pathconf_t *path = h2o_config_register_path(weft_srv.main_hosts[0], "/", 0);
     weft_http_register(path);
+    weft_srv.admin_hosts = weft_admin_setup(&weft_srv.h2o);
     if (cfg->log.access_log != NULL) {
         weft_srv.access_log = h2o_access_log_open_handle(cfg->log.access_log, NULL, H2O_LOGCONF_ESCAPE_APACHE);
         if (weft_srv.access_log != NULL)
@@ -163,15 +208,20 @@ static void h2o_setup(const weft_config *cfg)
 }
 
 /* Waits for the loops to finish; a second SIGTERM/SIGINT means "now". */
-static void wait_for_loops(const sigset_t *set)
+static void wait_for_loops(void)
 {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
     while (atomic_load(&loops_running) > 0) {
         struct timespec ts = {0, 100 * 1000000};
-        int sig = sigtimedwait(set, NULL, &ts);
+        int sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGTERM || sig == SIGINT) {
             weft_log_warn("second signal during shutdown: exiting immediately");
             _exit(1);
         }
+        weft_control_reap(); /* old generations released by the draining loops */
     }
 }
 
@@ -180,45 +230,51 @@ int weft_server_run(weft_generation *gen)
     weft_config *cfg = gen->cfg;
     weft_srv.cfg = cfg;
     weft_srv.gen = gen;
+    weft_srv.admin_fd = -1;
     weft_log_set_level(cfg->log.level);
     signal(SIGPIPE, SIG_IGN);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (weft_control_init() != 0)
+        return 1;
 
     int n = cfg->threads;
     int *fds = NULL;
     if (weft_listeners_bind(cfg, n, &fds) != 0)
         return 1;
+    if (cfg->admin.enabled && weft_listeners_bind_admin(cfg, &weft_srv.admin_fd) != 0 && !cfg->admin.is_default) {
+        weft_listeners_close(fds, (size_t)n * cfg->n_listen);
+        free(fds);
+        return 1;
+    }
     h2o_setup(cfg);
     weft_srv.n_loops = n;
     weft_srv.loops = calloc((size_t)n, sizeof(weft_loop));
-    for (int t = 0; t < n; t++) {
-        if (loop_setup(&weft_srv.loops[t], t, fds + (size_t)t * cfg->n_listen, cfg->n_listen, gen) != 0)
-            weft_fatal("cannot set up event loop %d", t);
-    }
     atomic_store(&loops_running, n);
-    for (int t = 0; t < n; t++)
-        if (pthread_create(&weft_srv.loops[t].thread, NULL, loop_main, &weft_srv.loops[t]) != 0)
+    for (int t = 0; t < n; t++) {
+        weft_loop *L = &weft_srv.loops[t];
+        L->index = t;
+        L->setup_fds = fds + (size_t)t * cfg->n_listen;
+        L->setup_n_fds = cfg->n_listen;
+        L->setup_gen = gen;
+        if (pthread_create(&L->thread, NULL, loop_main, L) != 0)
             weft_fatal("cannot start event loop thread %d", t);
+    }
+    /* Nothing may post to a loop before its queue exists. */
+    pthread_mutex_lock(&ready_mu);
+    while (loops_ready < n)
+        pthread_cond_wait(&ready_cv, &ready_mu);
+    pthread_mutex_unlock(&ready_mu);
     weft_listeners_announce(cfg, fds);
     free(fds);
     weft_log_info("weft %s serving %zu route(s) from %zu plugin(s) on %d event loop thread(s)", WEFT_VERSION,
                   gen->n_routes, gen->n_modules, n);
 
-    int sig = 0;
-    while (sig != SIGTERM && sig != SIGINT) {
-        sig = sigwaitinfo(&set, NULL);
-        if (sig == SIGHUP)
-            weft_log_warn("SIGHUP: configuration reload is not available in this build; ignoring");
-    }
-    weft_log_info("%s: stopping; in-flight requests get up to %d s to finish", strsignal(sig), cfg->shutdown.grace_s);
+    int sig = weft_control_run(); /* reloads until SIGTERM/SIGINT */
+
+    weft_log_info("%s: stopping; in-flight requests get up to %d s to finish", strsignal(sig),
+                  weft_srv.cfg->shutdown.grace_s);
     for (int t = 0; t < n; t++)
         weft_loop_post(&weft_srv.loops[t], &weft_srv.loops[t].stop_msg, on_stop);
-    wait_for_loops(&set);
+    wait_for_loops();
     int abandoned = 0;
     for (int t = 0; t < n; t++) {
         void *ret = NULL;
@@ -227,14 +283,18 @@ int weft_server_run(weft_generation *gen)
     }
     if (abandoned) {
         /* Handlers still own loop memory: tearing it down would be unsafe. */
+        weft_control_cleanup();
         weft_log_info("stopped (requests abandoned after the grace period)");
         _exit(0);
     }
     free(weft_srv.loops);
-    weft_generation_release(gen);
+    weft_generation_release(weft_srv.gen);
+    weft_control_reap();
+    weft_control_cleanup();
     if (weft_srv.access_log != NULL)
         h2o_mem_release_shared(weft_srv.access_log);
     h2o_config_dispose(&weft_srv.h2o);
+    weft_module_cleanup();
     weft_log_info("stopped");
     return 0;
 }

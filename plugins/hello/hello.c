@@ -40,8 +40,8 @@ static void hello_fini(void *state)
     free(rt);
 }
 
-/* Both entry points share the response code. The response buffer lives in the
- * host, so a failed write is reported as an error and the host answers 500. */
+/* Shared by both entry points. res_* fail only when the host cannot take the
+ * bytes (out of memory); WEFT_ERROR hands that to the host, which answers 500. */
 static int respond(weft_req *req, const struct hello_route *rt)
 {
     host->res_status(req, 200);

@@ -100,9 +100,9 @@ static unsigned long long take_number(const struct locked_route *rt, size_t *ind
 }
 
 /*
- * Called right after the lock is acquired. Seq-cst read-modify-writes on
- * `holders` make a second holder see the first one's increment whenever
- * their critical sections overlap, whatever the host lock does.
+ * Called right after the lock is acquired. Read-modify-writes on one atomic
+ * are totally ordered, so whenever two critical sections overlap the later
+ * increment sees the earlier one, whatever the host lock does or fails to do.
  */
 static int enter(weft_req *req, struct worker *w, size_t index)
 {

@@ -23,6 +23,11 @@
 /* ---- a private temp directory per test (tests run in parallel processes) ---- */
 
 static char tmpdir[256];
+
+/* Messages and their joined text live in statics that teardown frees, so a
+ * failed assertion (which longjmps out of the test) leaks nothing. */
+static weft_errors errs;
+static char *msgs_buf;
 static char conf_path[320];
 
 static void tmp_setup(void)
@@ -42,6 +47,9 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 
 static void tmp_teardown(void)
 {
+    weft_errors_clear(&errs);
+    free(msgs_buf);
+    msgs_buf = NULL;
     if (tmpdir[0] != '\0')
         nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
@@ -58,6 +66,8 @@ static const char *write_conf(const char *text)
 /* All messages joined, for assertion output. */
 static char *all_msgs(const weft_errors *e)
 {
+    free(msgs_buf);
+    msgs_buf = NULL;
     size_t n = 1;
     for (size_t i = 0; i < e->count; i++)
         n += strlen(e->msgs[i]) + 3;
@@ -68,6 +78,7 @@ static char *all_msgs(const weft_errors *e)
         strcat(s, "\n  ");
         strcat(s, e->msgs[i]);
     }
+    msgs_buf = s;
     return s;
 }
 
@@ -133,11 +144,8 @@ Test(config, good_config_parses, .init = tmp_setup, .fini = tmp_teardown)
     char sub[400];
     snprintf(sub, sizeof(sub), "%s/plugins", tmpdir);
     cr_assert_eq(mkdir(sub, 0700), 0);
-    weft_errors errs = {0};
     weft_config *cfg = weft_config_load(write_conf(good_conf), &errs);
-    char *msgs = all_msgs(&errs);
-    cr_assert_not_null(cfg, "good config refused:%s", msgs);
-    free(msgs);
+    cr_assert_not_null(cfg, "good config refused:%s", all_msgs(&errs));
     cr_assert_eq(errs.count, 0);
     cr_assert_str_eq(cfg->path, conf_path);
 
@@ -219,7 +227,6 @@ Test(config, good_config_parses, .init = tmp_setup, .fini = tmp_teardown)
 
 Test(config, defaults, .init = tmp_setup, .fini = tmp_teardown)
 {
-    weft_errors errs = {0};
     weft_config *cfg = weft_config_load(write_conf("# nothing but defaults\n"), &errs);
     cr_assert_not_null(cfg);
     cr_assert_eq(errs.count, 0);
@@ -244,7 +251,6 @@ Test(config, defaults, .init = tmp_setup, .fini = tmp_teardown)
 
 Test(config, empty_groups_keep_defaults, .init = tmp_setup, .fini = tmp_teardown)
 {
-    weft_errors errs = {0};
     weft_config *cfg = weft_config_load(
         write_conf("limits = {};\nlog = { access_log = \"\"; };\ncoroutine = {};\nblocking = { threshold_ms = 0; };\n"
                    "shutdown = {};\n"),
@@ -262,7 +268,6 @@ Test(config, empty_groups_keep_defaults, .init = tmp_setup, .fini = tmp_teardown
 
 Test(config, explicit_default_pool_replaces_implicit_one, .init = tmp_setup, .fini = tmp_teardown)
 {
-    weft_errors errs = {0};
     weft_config *cfg = weft_config_load(
         write_conf("pools = ( { name = \"default\"; size = 8; queue = 0; } );\n"
                    "routes = ( { path = \"/x\"; plugin = \"hello\"; dispatch = \"pool\"; } );\n"),
@@ -277,7 +282,6 @@ Test(config, explicit_default_pool_replaces_implicit_one, .init = tmp_setup, .fi
 
 Test(config, methods_list_exactly, .init = tmp_setup, .fini = tmp_teardown)
 {
-    weft_errors errs = {0};
     weft_config *cfg = weft_config_load(
         write_conf("routes = ( { path = \"/x\"; plugin = \"hello\"; dispatch = \"reactive\";\n"
                    "  methods = [\"HEAD\", \"PUT\", \"PATCH\", \"OPTIONS\"]; } );\n"),
@@ -291,7 +295,6 @@ Test(config, missing_file_names_file_and_errno, .init = tmp_setup, .fini = tmp_t
 {
     char path[400];
     snprintf(path, sizeof(path), "%s/does-not-exist.conf", tmpdir);
-    weft_errors errs = {0};
     cr_assert_null(weft_config_load(path, &errs));
     cr_assert_eq(errs.count, 1);
     expect_msg1(&errs, path, "cannot open config file", strerror(ENOENT));
@@ -301,7 +304,6 @@ Test(config, missing_file_names_file_and_errno, .init = tmp_setup, .fini = tmp_t
 Test(config, unreadable_directory_as_file, .init = tmp_setup, .fini = tmp_teardown)
 {
     /* A directory opens with fopen on Linux but cannot be read as a config. */
-    weft_errors errs = {0};
     cr_assert_null(weft_config_load(tmpdir, &errs));
     cr_assert_geq(errs.count, 1);
     cr_assert_not_null(strstr(errs.msgs[0], tmpdir), "message must name the file: %s", errs.msgs[0]);
@@ -526,7 +528,6 @@ ParameterizedTestParameters(config, bad)
 ParameterizedTest(const size_t *idx, config, bad, .init = tmp_setup, .fini = tmp_teardown)
 {
     const bad_case *c = &bad_cases[*idx];
-    weft_errors errs = {0};
     weft_config *cfg = weft_config_load(write_conf(c->conf), &errs);
     cr_assert_null(cfg, "[%s] a bad config was accepted", c->name);
     cr_assert_geq(errs.count, 1, "[%s] refused without a message", c->name);
@@ -550,11 +551,8 @@ ParameterizedTestParameters(config, bad_once)
 ParameterizedTest(const size_t *idx, config, bad_once, .init = tmp_setup, .fini = tmp_teardown)
 {
     const bad_case *c = &bad_cases[*idx];
-    weft_errors errs = {0};
     cr_assert_null(weft_config_load(write_conf(c->conf), &errs));
-    char *msgs = all_msgs(&errs);
-    cr_expect_eq(errs.count, 1, "[%s] expected exactly one message, got %zu:%s", c->name, errs.count, msgs);
-    free(msgs);
+    cr_expect_eq(errs.count, 1, "[%s] expected exactly one message, got %zu:%s", c->name, errs.count, all_msgs(&errs));
     weft_errors_clear(&errs);
 }
 
@@ -572,11 +570,8 @@ Test(config, several_errors_at_once, .init = tmp_setup, .fini = tmp_teardown)
         "  { path = \"/c/{}\"; plugin = \"hello\"; dispatch = \"reactive\"; }\n" /* 9 */
         ");\n"                                                              /* 10 */
         "shutdown = { grace_s = -1; };\n";                                  /* 11 */
-    weft_errors errs = {0};
     cr_assert_null(weft_config_load(write_conf(conf), &errs));
-    char *msgs = all_msgs(&errs);
-    cr_expect_eq(errs.count, 7, "expected 7 messages, got %zu:%s", errs.count, msgs);
-    free(msgs);
+    cr_expect_eq(errs.count, 7, "expected 7 messages, got %zu:%s", errs.count, all_msgs(&errs));
     expect_msg1(&errs, "weft.conf:1: ", "threads", "got 0");
     expect_msg1(&errs, "weft.conf:2: ", "listen[0]", "99999");
     expect_msg1(&errs, "weft.conf:3: ", "top level", "'colour'");
@@ -589,7 +584,6 @@ Test(config, several_errors_at_once, .init = tmp_setup, .fini = tmp_teardown)
 
 Test(config, two_routes_missing_dispatch_both_reported, .init = tmp_setup, .fini = tmp_teardown)
 {
-    weft_errors errs = {0};
     cr_assert_null(weft_config_load(write_conf("routes = (\n"
                                                "  { path = \"/a\"; plugin = \"hello\"; },\n"
                                                "  { path = \"/b\"; plugin = \"hello\";\n"

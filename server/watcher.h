@@ -1,0 +1,24 @@
+/*
+ * Watches plugin directories (and, with `watch = true`, the config file)
+ * with inotify, and tells the control loop what changed. Only completed
+ * files count: IN_CLOSE_WRITE (written in place and closed) and
+ * IN_MOVED_TO (renamed into place), never a half-written file.
+ */
+#ifndef WEFT_WATCHER_H
+#define WEFT_WATCHER_H
+
+typedef struct weft_watcher weft_watcher;
+
+/** `wake` is called from the watcher thread after events were recorded. */
+weft_watcher *weft_watcher_new(void (*wake)(void));
+void weft_watcher_free(weft_watcher *w);
+/** Replaces the watched set: these directories for *.so, and `config` (NULL: none). */
+void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char *config);
+/**
+ * Takes the recorded events: returns a bit set (1: a plugin changed, 2: the
+ * config changed) and the names of changed plugins in `names` (comma
+ * separated), plus the time of the last event (CLOCK_MONOTONIC ns).
+ */
+int weft_watcher_take(weft_watcher *w, char *names, unsigned long size, unsigned long long *last_ns);
+
+#endif
