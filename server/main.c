@@ -1,5 +1,7 @@
 /* weft's command line: serve, test a config (-t), version, help. */
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: weft [-c FILE] [-t]\n"
+            "       weft reload [-c FILE]\n"
             "       weft --version | --help\n"
             "\n"
             "  -c, --config FILE  configuration file (default: %s)\n"
@@ -23,6 +26,8 @@ static void usage(FILE *out)
             "                     or 1 with the reasons\n"
             "  -V, --version      print the version and the plugin ABI, then exit\n"
             "  -h, --help         print this help, then exit\n"
+            "  reload             ask the running weft (found through the config's pid_file) to reload\n"
+            "                     its configuration; the outcome is in its log and admin /status\n"
             "\n"
             "environment:\n"
             "  PORT               replaces the port of the first listen address\n"
@@ -47,8 +52,49 @@ static weft_generation *load(const char *path, int check_only)
     return gen;
 }
 
+/* `weft reload`: what `systemctl reload` and operators without systemd use. */
+static int signal_running(const char *config)
+{
+    weft_errors errs = {0};
+    weft_config *cfg = weft_config_load(config, &errs);
+    if (cfg == NULL) {
+        for (size_t i = 0; i < errs.count; i++)
+            fprintf(stderr, "weft: %s\n", errs.msgs[i]);
+        weft_errors_clear(&errs);
+        fprintf(stderr, "weft: not signalling: %s is invalid (a reload would be refused anyway)\n", config);
+        return 1;
+    }
+    int rc = 1;
+    if (cfg->pid_file == NULL) {
+        fprintf(stderr, "weft: %s sets no pid_file, so the running server cannot be found; send it SIGHUP\n",
+                config);
+    } else {
+        FILE *f = fopen(cfg->pid_file, "r");
+        int pid = 0;
+        if (f == NULL || fscanf(f, "%d", &pid) != 1 || pid <= 0)
+            fprintf(stderr, "weft: cannot read a pid from %s: %s\n", cfg->pid_file,
+                    f == NULL ? strerror(errno) : "no number in it");
+        else if (kill(pid, SIGHUP) != 0)
+            fprintf(stderr, "weft: cannot signal pid %d (from %s): %s\n", pid, cfg->pid_file, strerror(errno));
+        else {
+            fprintf(stderr, "weft: asked pid %d to reload %s\n", pid, config);
+            rc = 0;
+        }
+        if (f != NULL)
+            fclose(f);
+    }
+    weft_config_free(cfg);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    int reload = argc > 1 && strcmp(argv[1], "reload") == 0;
+    if (reload) {
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
     static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
                                               {"test", no_argument, NULL, 't'},
                                               {"version", no_argument, NULL, 'V'},
@@ -70,6 +116,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (reload)
+        return signal_running(config);
     weft_generation *gen = load(config, test);
     if (test) {
         if (gen == NULL) {

@@ -29,6 +29,7 @@ struct weft_watcher {
     } watches[MAX_WATCHES];
     int n_watches;
     char config_name[256];
+    char signature[8192]; /* what is watched now, to skip needless re-arming */
     /* pending events */
     int pending;
     char names[1024];
@@ -137,7 +138,18 @@ static void add(weft_watcher *w, const char *dir, int is_config_dir)
 
 void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char *config)
 {
+    /* Re-arming drops events that arrive in between: only do it when the
+     * set of watched places really changed. */
+    char sig[sizeof(w->signature)];
+    size_t used = (size_t)snprintf(sig, sizeof(sig), "%s|", config != NULL ? config : "");
+    for (int i = 0; i < n_dirs && used < sizeof(sig); i++)
+        used += (size_t)snprintf(sig + used, sizeof(sig) - used, "%s|", dirs[i]);
     pthread_mutex_lock(&w->mu);
+    if (strcmp(sig, w->signature) == 0) {
+        pthread_mutex_unlock(&w->mu);
+        return;
+    }
+    snprintf(w->signature, sizeof(w->signature), "%s", sig);
     for (int i = 0; i < w->n_watches; i++)
         inotify_rm_watch(w->fd, w->watches[i].wd);
     w->n_watches = 0;

@@ -54,9 +54,17 @@ static char **build_env(const char *const *extra)
         k++;
     char **env = calloc(n + k + 2, sizeof(char *));
     size_t o = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "WEFT_PLUGIN_PATH=", 17) != 0 && strncmp(environ[i], "PORT=", 5) != 0)
+    for (size_t i = 0; i < n; i++) {
+        /* extras replace inherited variables of the same name */
+        int replaced = strncmp(environ[i], "WEFT_PLUGIN_PATH=", 17) == 0 || strncmp(environ[i], "PORT=", 5) == 0;
+        for (size_t e = 0; e < k && !replaced; e++) {
+            const char *eq = strchr(extra[e], '=');
+            size_t len = eq ? (size_t)(eq - extra[e]) + 1 : strlen(extra[e]);
+            replaced = strncmp(environ[i], extra[e], len) == 0;
+        }
+        if (!replaced)
             env[o++] = environ[i];
+    }
     static char plugin_path[1024];
     snprintf(plugin_path, sizeof(plugin_path), "WEFT_PLUGIN_PATH=%s:%s", WEFT_PLUGIN_DIR, WEFT_FIXTURE_DIR);
     env[o++] = plugin_path;
@@ -80,6 +88,17 @@ char *wt_read_log(const wt_server *s)
     return buf;
 }
 
+static int admin_port_of(const char *line)
+{
+    const char *p = line + strlen("admin listening on http://");
+    const char *end = strchr(p, '/');
+    const char *colon = p;
+    for (const char *q = p; end != NULL && q < end; q++)
+        if (*q == ':')
+            colon = q;
+    return atoi(colon + 1);
+}
+
 void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env)
 {
     if (conf != NULL)
@@ -100,7 +119,13 @@ void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env)
     double deadline = now_ms() + 15000;
     while (now_ms() < deadline) {
         char *log = wt_read_log(s);
-        const char *p = strstr(log, "listening on http://");
+        /* the main listener's line, not "admin listening on ..." */
+        const char *p = log;
+        while ((p = strstr(p, "listening on http://")) != NULL && p >= log + 6 && strncmp(p - 6, "admin ", 6) == 0)
+            p++;
+        const char *a = strstr(log, "admin listening on http://");
+        if (a != NULL)
+            s->admin_port = admin_port_of(a);
         if (p != NULL) {
             const char *colon = strchr(p + 20, ']');
             colon = strchr(colon != NULL ? colon : p + 20, ':');

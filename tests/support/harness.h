@@ -11,6 +11,7 @@
 typedef struct wt_server {
     pid_t pid;
     int port;
+    int admin_port; /* 0 when the admin listener is off or elsewhere */
     char dir[256];  /* private temp directory: config, log */
     char conf[300];
     char log[300];
