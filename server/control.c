@@ -14,6 +14,7 @@
 
 #include "admin.h"
 #include "log.h"
+#include "notify.h"
 #include "reload.h"
 #include "server.h"
 #include "timer.h"
@@ -157,16 +158,27 @@ static int used_by_routes(const char *names)
     return used;
 }
 
+/* A reload as systemd wants to see it: RELOADING=1, then READY=1 again. */
+static void reload(weft_reload_kind kind, const char *why)
+{
+    weft_notify_reloading(why);
+    weft_reload(kind, why);
+    weft_notify_ready("generation %lu serving %zu route(s)", weft_srv.gen->id, weft_srv.gen->n_routes);
+    watch_current();
+}
+
 int weft_control_run(void)
 {
+    weft_notify_ready("generation %lu serving %zu route(s)", weft_srv.gen->id, weft_srv.gen->n_routes);
     int pending = 0;
     char names[1024] = "";
     unsigned long long last_event = 0;
     for (;;) {
-        int timeout = -1;
+        int timeout = weft_notify_watchdog();
         if (pending) {
             uint64_t now = weft_now_ns(), due = last_event + DEBOUNCE_NS;
-            timeout = now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
+            int debounce = now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
+            timeout = timeout < 0 || debounce < timeout ? debounce : timeout;
         }
         struct pollfd p[2] = {{sig_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
         if (poll(p, 2, timeout) < 0 && errno != EINTR)
@@ -174,11 +186,12 @@ int weft_control_run(void)
         if (p[0].revents & POLLIN) {
             struct signalfd_siginfo si;
             if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
-                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+                    weft_notify_stopping();
                     return (int)si.ssi_signo;
+                }
                 if (si.ssi_signo == SIGHUP)
-                    weft_reload(WEFT_RELOAD_CONFIG, "SIGHUP");
-                watch_current();
+                    reload(WEFT_RELOAD_CONFIG, "SIGHUP");
             }
         }
         if (p[1].revents & POLLIN) {
@@ -187,10 +200,8 @@ int weft_control_run(void)
             (void)r;
         }
         weft_control_reap();
-        if (weft_admin_take_reload_request()) {
-            weft_reload(WEFT_RELOAD_CONFIG, "admin /reload");
-            watch_current();
-        }
+        if (weft_admin_take_reload_request())
+            reload(WEFT_RELOAD_CONFIG, "admin /reload");
         if (watcher != NULL) {
             char more[1024];
             unsigned long long at;
@@ -205,15 +216,14 @@ int weft_control_run(void)
         }
         if (pending && weft_now_ns() >= last_event + DEBOUNCE_NS) {
             if (pending & 2) {
-                weft_reload(WEFT_RELOAD_CONFIG, "config file changed");
+                reload(WEFT_RELOAD_CONFIG, "config file changed");
             } else if (used_by_routes(names)) {
                 char why[1100];
                 snprintf(why, sizeof(why), "plugin file changed: %s", names);
-                weft_reload(WEFT_RELOAD_PLUGINS, why);
+                reload(WEFT_RELOAD_PLUGINS, why);
             }
             pending = 0;
             names[0] = '\0';
-            watch_current();
         }
     }
 }
