@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "admin.h"
@@ -86,6 +87,16 @@ static void watch_current(void)
 
 static int write_pid_file(const char *path)
 {
+    /* A missing last directory (a fresh checkout's .weft/) is created;
+     * deeper structure is the operator's (or systemd's RuntimeDirectory). */
+    char dir[4200];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL && slash != dir) {
+        *slash = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            weft_log_warn("pid_file: cannot create %s: %s", dir, strerror(errno));
+    }
     char tmp[4200];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
