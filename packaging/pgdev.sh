@@ -35,7 +35,7 @@ die() {
 }
 
 usage() {
-  sed -n '3,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -70,12 +70,14 @@ else
 fi
 
 # Runs a PostgreSQL server program as the user that owns the cluster. From /
-# because postgres cannot always read the caller's working directory.
+# because postgres cannot always read the caller's working directory; without
+# fd 9, the lock of lock_dir, which a server started here would otherwise
+# hold for its whole life.
 as_owner() {
   if [ "$as_root" -eq 1 ]; then
-    (cd / && runuser -u postgres -- "$@")
+    (cd / && runuser -u postgres -- "$@" 9>&-)
   else
-    (cd / && "$@")
+    (cd / && "$@" 9>&-)
   fi
 }
 
@@ -121,9 +123,10 @@ cluster_state() {
 }
 
 # Clients run as the caller: they only need the socket, which root and the
-# owner can reach. -X: a personal ~/.psqlrc must not change what we run.
+# owner can reach. -X: a personal ~/.psqlrc must not change what we run;
+# warnings only: "already exists, skipping" is the normal idempotent case.
 psql_dev() {
-  psql -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres "$@"
+  PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres "$@"
 }
 
 # As root the cluster belongs to postgres, which must be able to walk down to

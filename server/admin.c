@@ -8,6 +8,7 @@
 #include "http.h"
 #include "loop.h"
 #include "module.h"
+#include "observe.h"
 #include "reload.h"
 #include "version.h"
 
@@ -70,6 +71,8 @@ static void send_json(h2o_req_t *req, int status, json_t *doc)
 
 static int on_admin_req(h2o_handler_t *self, h2o_req_t *req)
 {
+    if (weft_observe_handle(req, WEFT_ON_ADMIN))
+        return 0;
     h2o_iovec_t path = req->path_normalized;
     int is_get = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) ||
                  h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));

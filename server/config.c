@@ -343,6 +343,14 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
 
     config_setting_t *path = require(v, g, where, "path", CONFIG_TYPE_STRING);
     if (path != NULL) {
+        const char *ps = config_setting_get_string(path);
+        int metrics = cfg->observability.metrics == WEFT_ON_MAIN && strcmp(ps, "/metrics") == 0;
+        int health = cfg->observability.health == WEFT_ON_MAIN && strncmp(ps, "/health/", 8) == 0;
+        if (metrics || health) {
+            verr(v, path, where, "path '%s' is served by weft itself (observability.%s = \"main\")", ps,
+                 metrics ? "metrics" : "health");
+            ok = 0;
+        }
         char why[256];
         if (weft_pattern_check(config_setting_get_string(path), why, sizeof(why)) != 0) {
             verr(v, path, where, "path '%s': %s", config_setting_get_string(path), why);
@@ -443,7 +451,9 @@ static void load_routes(vctx *v, weft_config *cfg, const config_setting_t *root)
 
 static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
-    static const char *const limits_keys[] = {"max_body", NULL};
+    static const char *const limits_keys[] = {"max_body", "max_connections", "request_timeout_ms", "idle_timeout_ms",
+                                              NULL};
+    static const char *const obs_keys[] = {"metrics", "health", NULL};
     static const char *const log_keys[] = {"level", "access_log", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
     static const char *const blocking_keys[] = {"threshold_ms", "interval_s", NULL};
@@ -451,9 +461,36 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 
     config_setting_t *g;
     cfg->limits.max_body = 1024 * 1024;
+    cfg->limits.max_connections = 10000;
+    cfg->limits.request_timeout_ms = 10000;
+    cfg->limits.idle_timeout_ms = 10000;
     if ((g = member(v, root, "", "limits", CONFIG_TYPE_GROUP)) != NULL) {
         check_keys(v, g, "limits", limits_keys);
         cfg->limits.max_body = (size_t)get_int(v, g, "limits", "max_body", 0, 1LL << 40, 1024 * 1024);
+        cfg->limits.max_connections = (int)get_int(v, g, "limits", "max_connections", 1, 10000000, 10000);
+        cfg->limits.request_timeout_ms = (int)get_int(v, g, "limits", "request_timeout_ms", 100, 3600000, 10000);
+        cfg->limits.idle_timeout_ms = (int)get_int(v, g, "limits", "idle_timeout_ms", 100, 3600000, 10000);
+    }
+
+    cfg->observability.metrics = cfg->observability.health = WEFT_ON_MAIN;
+    if ((g = member(v, root, "", "observability", CONFIG_TYPE_GROUP)) != NULL) {
+        check_keys(v, g, "observability", obs_keys);
+        const char *names[] = {"metrics", "health"};
+        int *dst[] = {&cfg->observability.metrics, &cfg->observability.health};
+        for (int i = 0; i < 2; i++) {
+            const char *val = get_string(v, g, "observability", names[i], "main");
+            if (strcmp(val, "main") == 0)
+                *dst[i] = WEFT_ON_MAIN;
+            else if (strcmp(val, "admin") == 0)
+                *dst[i] = WEFT_ON_ADMIN;
+            else if (strcmp(val, "off") == 0)
+                *dst[i] = WEFT_OFF;
+            else {
+                char where[64];
+                snprintf(where, sizeof(where), "observability.%s", names[i]);
+                verr(v, config_setting_get_member(g, names[i]), where, "'%s' is not one of main, admin, off", val);
+            }
+        }
     }
 
     cfg->log.level = WEFT_LOG_INFO;
@@ -496,6 +533,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         static const char *const db_keys[] = {"conninfo", "pool_connections", "loop_connections",
                                               "statement_timeout_ms", "connect_timeout_s", NULL};
         check_keys(v, g, "database", db_keys);
+        db->configured = 1;
         conninfo = get_string(v, g, "database", "conninfo", conninfo);
         db->pool_connections = (int)get_int(v, g, "database", "pool_connections", 1, 1000, 10);
         db->loop_connections = (int)get_int(v, g, "database", "loop_connections", 1, 64, 1);
@@ -567,7 +605,7 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
 {
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
-                                           "admin",     "watch",    "pid_file",    NULL};
+                                           "admin",     "watch",    "pid_file",    "observability", NULL};
     weft_config *cfg = xcalloc(1, sizeof(*cfg));
     cfg->path = xstrdup(path);
     cfg->text = xstrdup(text);

@@ -62,12 +62,15 @@ typedef struct weft_route_cfg {
     int line;
 } weft_route_cfg;
 
+enum { WEFT_OFF = 0, WEFT_ON_MAIN = 1, WEFT_ON_ADMIN = 2 };
+
 typedef struct weft_db_cfg {
     char *conninfo;        /* libpq conninfo; PG* environment variables fill the rest */
     int pool_connections;  /* blocking connections shared by pool workers */
     int loop_connections;  /* pipelined non-blocking connections per event loop */
     int statement_timeout_ms;
     int connect_timeout_s;
+    int configured; /* the config has a database group: readiness checks it */
 } weft_db_cfg;
 
 /** True when two database settings would open the same connections. */
@@ -88,7 +91,14 @@ typedef struct weft_config {
     size_t n_routes;
     struct {
         size_t max_body;
+        int max_connections;
+        int request_timeout_ms; /* HTTP/1: receiving a request, and keep-alive idle */
+        int idle_timeout_ms;    /* HTTP/2 connection idle */
     } limits;
+    struct {
+        int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */
+        int health;
+    } observability;
     struct {
         int level;
         char *access_log; /* NULL: no access log */

@@ -16,6 +16,7 @@
 
 #include <libpq-fe.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <weft/plugin.h>
 
 #include "config.h"
@@ -47,6 +48,14 @@ void weft_db_params_init(weft_db_params *p, const weft_db_cfg *cfg);
 /** Maps a finished statement's result to a weft_rc (TIMEOUT for SQLSTATE 57014). */
 int weft_db_result_rc(const PGresult *res);
 
+/* ---- metrics (any thread) ---- */
+void weft_db_metric_open(int delta);
+void weft_db_metric_busy(int delta);
+void weft_db_metric_reconnect(void);
+void weft_db_metric_query(uint64_t elapsed_ns);
+/** Appends the database metrics to a Prometheus exposition. */
+void weft_db_metrics_render(FILE *f);
+
 /** Backoff after failed connects: 100 ms doubling to 5 s. */
 uint64_t weft_db_backoff_next(uint64_t current_ms);
 
@@ -69,6 +78,10 @@ const weft_db_cfg *weft_dbloop_cfg(const weft_dbloop *d);
 void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
                        void *arg);
 size_t weft_dbloop_inflight(const weft_dbloop *d);
+/** True when at least one connection is up. */
+int weft_dbloop_ready(const weft_dbloop *d);
+/** The loop's connection set for `cfg` (created, or replaced when settings changed). Loop thread. */
+weft_dbloop *weft_dbloop_for(struct weft_loop *loop, const weft_db_cfg *cfg);
 /** Stops using `d` for new statements; it is freed once its statements are done. */
 void weft_dbloop_retire(struct weft_loop *loop, weft_dbloop *d);
 /** Frees retired sets that are idle (all of them with `all`). Loop thread. */

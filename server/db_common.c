@@ -1,9 +1,11 @@
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
 #include "log.h"
+#include "metrics.h"
 
 int weft_stmt_find(const weft_stmt_cache *c, const char *sql)
 {
@@ -85,4 +87,48 @@ uint64_t weft_db_backoff_next(uint64_t current_ms)
     if (current_ms == 0)
         return 100;
     return current_ms >= 2500 ? 5000 : current_ms * 2;
+}
+
+static struct {
+    atomic_int_fast64_t open, busy;
+    atomic_uint_fast64_t reconnects, count, sum_ns;
+    atomic_uint_fast64_t bucket[WEFT_HIST_BUCKETS];
+} m;
+
+void weft_db_metric_open(int delta) { atomic_fetch_add_explicit(&m.open, delta, memory_order_relaxed); }
+void weft_db_metric_busy(int delta) { atomic_fetch_add_explicit(&m.busy, delta, memory_order_relaxed); }
+void weft_db_metric_reconnect(void) { atomic_fetch_add_explicit(&m.reconnects, 1, memory_order_relaxed); }
+
+void weft_db_metric_query(uint64_t elapsed_ns)
+{
+    int b = weft_hist_index(elapsed_ns);
+    if (b < WEFT_HIST_BUCKETS)
+        atomic_fetch_add_explicit(&m.bucket[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m.count, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m.sum_ns, elapsed_ns, memory_order_relaxed);
+}
+
+void weft_db_metrics_render(FILE *f)
+{
+    fprintf(f, "# HELP weft_db_connections_open Database connections open.\n# TYPE weft_db_connections_open gauge\n"
+               "weft_db_connections_open %lld\n",
+            (long long)atomic_load(&m.open));
+    fprintf(f, "# HELP weft_db_connections_busy Database connections running statements.\n"
+               "# TYPE weft_db_connections_busy gauge\nweft_db_connections_busy %lld\n",
+            (long long)atomic_load(&m.busy));
+    fprintf(f, "# HELP weft_db_reconnects_total Connections re-established after a failure.\n"
+               "# TYPE weft_db_reconnects_total counter\nweft_db_reconnects_total %llu\n",
+            (unsigned long long)atomic_load(&m.reconnects));
+    fprintf(f, "# HELP weft_db_query_duration_seconds Statement latency as seen by weft.\n"
+               "# TYPE weft_db_query_duration_seconds histogram\n");
+    uint64_t cum = 0;
+    for (int b = 0; b < WEFT_HIST_BUCKETS; b++) {
+        cum += atomic_load(&m.bucket[b]);
+        fprintf(f, "weft_db_query_duration_seconds_bucket{le=\"%g\"} %llu\n", weft_hist_bounds[b],
+                (unsigned long long)cum);
+    }
+    uint64_t count = atomic_load(&m.count);
+    fprintf(f, "weft_db_query_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)count);
+    fprintf(f, "weft_db_query_duration_seconds_sum %.9f\nweft_db_query_duration_seconds_count %llu\n",
+            (double)atomic_load(&m.sum_ns) / 1e9, (unsigned long long)count);
 }

@@ -10,22 +10,7 @@
 #include "loop.h"
 #include "request.h"
 
-/* The loop's connections for the request's generation. A reload with new
- * database settings gets new connections; the old set retires once idle. */
-static weft_dbloop *loop_db(weft_req *r)
-{
-    weft_loop *L = r->loop;
-    const weft_db_cfg *cfg = &r->route->gen->cfg->database;
-    if (L->db != NULL && !weft_db_cfg_equal(weft_dbloop_cfg(L->db), cfg)) {
-        weft_dbloop_retire(L, L->db);
-        L->db = NULL;
-    }
-    if (L->db_retired != NULL)
-        weft_dbloop_reap(L, 0);
-    if (L->db == NULL)
-        L->db = weft_dbloop_new(L, cfg);
-    return L->db;
-}
+static weft_dbloop *loop_db(weft_req *r) { return weft_dbloop_for(r->loop, &r->route->gen->cfg->database); }
 
 typedef struct co_wait {
     weft_req *r;

@@ -32,6 +32,7 @@ typedef struct dbq {
     int abandoned; /* its caller already got WEFT_TIMEOUT */
     PGresult *res;
     PGresult *prep_error;
+    uint64_t start_ns;
     weft_timer timeout;
     weft_dbloop *owner;
     /* copies, so the statement survives its request */
@@ -163,6 +164,10 @@ static void conn_broken(dbconn *c, const char *why, int rc)
         c->pg = NULL;
     }
     weft_stmt_clear(&c->stmts);
+    if (c->state == C_READY)
+        weft_db_metric_open(-1);
+    if (c->inflight > 0)
+        weft_db_metric_busy(-1);
     c->state = C_DOWN;
     while (c->head != NULL) {
         dbq *q = c->head;
@@ -222,6 +227,9 @@ static void conn_ready(dbconn *c)
         return;
     }
     c->state = C_READY;
+    weft_db_metric_open(1);
+    if (c->backoff_ms > 0)
+        weft_db_metric_reconnect();
     c->backoff_ms = 0;
     if (c->owner->reported_down) {
         c->owner->reported_down = 0;
@@ -273,7 +281,9 @@ static void advance(dbconn *c, PGresult *r)
         c->head = q->next;
         if (c->head == NULL)
             c->tail = NULL;
-        c->inflight--;
+        if (--c->inflight == 0)
+            weft_db_metric_busy(-1);
+        weft_db_metric_query(weft_now_ns() - q->start_ns);
         PGresult *res = q->prep_error != NULL ? q->prep_error : q->res;
         if (q->prep_error != NULL) {
             int idx = weft_stmt_find(&c->stmts, q->sql);
@@ -355,7 +365,8 @@ static void conn_send(dbconn *c, dbq *q)
     else
         c->head = q;
     c->tail = q;
-    c->inflight++;
+    if (c->inflight++ == 0)
+        weft_db_metric_busy(1);
     flush(c);
 }
 
@@ -413,6 +424,10 @@ void weft_dbloop_free(weft_dbloop *d)
         }
         if (c->sock != NULL)
             h2o_socket_close(c->sock);
+        if (c->state == C_READY)
+            weft_db_metric_open(-1);
+        if (c->inflight > 0)
+            weft_db_metric_busy(-1);
         PQfinish(c->pg);
         weft_stmt_clear(&c->stmts);
     }
@@ -447,6 +462,7 @@ void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const
         return;
     }
     q->owner = d;
+    q->start_ns = weft_now_ns();
     q->cb = cb;
     q->arg = arg;
     q->nparams = n;
@@ -502,4 +518,27 @@ void weft_dbloop_reap(weft_loop *loop, int all)
             pp = &d->next_retired;
         }
     }
+}
+
+int weft_dbloop_ready(const weft_dbloop *d)
+{
+    for (int i = 0; i < d->n; i++)
+        if (d->conns[i].state == C_READY)
+            return 1;
+    return 0;
+}
+
+weft_dbloop *weft_dbloop_for(weft_loop *loop, const weft_db_cfg *cfg)
+{
+    /* A reload with new database settings gets new connections; the old set
+     * retires once its statements are done. */
+    if (loop->db != NULL && !weft_db_cfg_equal(weft_dbloop_cfg(loop->db), cfg)) {
+        weft_dbloop_retire(loop, loop->db);
+        loop->db = NULL;
+    }
+    if (loop->db_retired != NULL)
+        weft_dbloop_reap(loop, 0);
+    if (loop->db == NULL)
+        loop->db = weft_dbloop_new(loop, cfg);
+    return loop->db;
 }

@@ -52,6 +52,7 @@ weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg)
 
 static void pconn_close(pconn *c)
 {
+    weft_db_metric_open(-1);
     PQfinish(c->pg);
     weft_stmt_clear(&c->stmts);
     free(c);
@@ -87,6 +88,8 @@ static void mark_up(weft_dbpool *p)
 {
     pthread_mutex_lock(&p->mu);
     int report = p->reported_down;
+    if (report)
+        weft_db_metric_reconnect();
     p->reported_down = 0;
     p->backoff_ms = 0;
     p->down_until_ns = 0;
@@ -103,6 +106,7 @@ static pconn *borrow(weft_dbpool *p, uint64_t deadline_ns, int *rc)
         if (p->n_idle > 0) {
             pconn *c = p->idle[--p->n_idle];
             pthread_mutex_unlock(&p->mu);
+            weft_db_metric_busy(1);
             return c;
         }
         if (p->down_until_ns > weft_now_ns()) {
@@ -143,11 +147,14 @@ static pconn *borrow(weft_dbpool *p, uint64_t deadline_ns, int *rc)
     if (c == NULL)
         weft_fatal("out of memory");
     c->pg = pg;
+    weft_db_metric_open(1);
+    weft_db_metric_busy(1);
     return c;
 }
 
 static void give_back(weft_dbpool *p, pconn *c, int broken)
 {
+    weft_db_metric_busy(-1);
     pthread_mutex_lock(&p->mu);
     if (broken) {
         p->open--;
@@ -204,7 +211,8 @@ int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const 
 {
     *res = NULL;
     /* A little past the server's own statement_timeout, which normally fires first. */
-    uint64_t deadline = weft_now_ns() + ((uint64_t)p->cfg.statement_timeout_ms + 1000) * 1000000u;
+    uint64_t start = weft_now_ns();
+    uint64_t deadline = start + ((uint64_t)p->cfg.statement_timeout_ms + 1000) * 1000000u;
     int rc = WEFT_UNAVAILABLE;
     pconn *c = borrow(p, deadline, &rc);
     if (c == NULL)
@@ -243,6 +251,7 @@ int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const 
         return timed_out ? WEFT_TIMEOUT : WEFT_UNAVAILABLE;
     }
     rc = weft_db_result_rc(*res);
+    weft_db_metric_query(weft_now_ns() - start);
     give_back(p, c, rc == WEFT_UNAVAILABLE);
     if (rc == WEFT_UNAVAILABLE)
         mark_down(p, "the database is shutting down or restarting");

@@ -103,6 +103,13 @@ void weft_dispatch_done(weft_req *r, int rc)
 
 /* ---- coroutine ---- */
 
+static void coro_gauges(weft_loop *L)
+{
+    atomic_store_explicit(&L->stats->coros_live, (int_fast64_t)weft_coro_pool_live(L->coros), memory_order_relaxed);
+    atomic_store_explicit(&L->stats->coro_bytes, (int_fast64_t)weft_coro_pool_mapped_bytes(L->coros),
+                          memory_order_relaxed);
+}
+
 static void coro_main(void *arg)
 {
     weft_req *r = arg;
@@ -118,6 +125,7 @@ void weft_dispatch_resume(weft_req *r)
     if (weft_coro_resume(r->coro)) {
         weft_coro_free(r->coro);
         r->coro = NULL;
+        coro_gauges(r->loop);
     }
     slice_end(r, t0);
 }
@@ -125,6 +133,7 @@ void weft_dispatch_resume(weft_req *r)
 static void run_coroutine(weft_req *r)
 {
     r->coro = weft_coro_new(r->loop->coros, coro_main, r, r->route->cfg->path);
+    coro_gauges(r->loop);
     if (r->coro == NULL) {
         weft_log_error("%s: cannot allocate a coroutine stack; answering 503", r->route->label);
         weft_res_error(r, 503, "server overloaded: no coroutine stack available");

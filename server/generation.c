@@ -7,6 +7,7 @@
 #include "db.h"
 #include "host.h"
 #include "log.h"
+#include "metrics.h"
 #include "route_init.h"
 #include "workpool.h"
 
@@ -133,6 +134,8 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
     }
     if (errs->count == before && !check_only) {
         g->dbpool = weft_dbpool_new(&cfg->database);
+        for (size_t i = 0; i < g->n_routes; i++)
+            g->routes[i].stat_slot = weft_metrics_slot(g->routes[i].cfg->path, g->routes[i].cfg->dispatch);
         for (size_t i = 0; i < g->n_routes; i++) {
             weft_route *r = &g->routes[i];
             if (r->cfg->dispatch == WEFT_DISPATCH_POOL && (r->pool = pool_for(g, r->cfg->pool)) == NULL)

@@ -25,6 +25,7 @@ typedef struct weft_route {
     void *state;
     int initialised;
     struct weft_workpool *pool; /* dispatch == pool */
+    int stat_slot;              /* metrics series (metrics.h); -1 when none */
     struct weft_generation *gen;
     char label[320]; /* "route /x (plugin p 1.0.0)" for log lines */
     /* blocking detector: last report time, number of slow slices */

@@ -7,6 +7,8 @@
 #include "generation.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
+#include "observe.h"
 
 /* Ties a weft_req to the h2o request that carries it. Allocated in the h2o
  * request's pool with a dispose hook, so when h2o frees the request early
@@ -104,6 +106,8 @@ void weft_http_complete(weft_req *r)
     }
     weft_generation *g = r->route->gen;
     L->inflight--;
+    atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
+    weft_metrics_request(L->stats, r->route->stat_slot, r->status, weft_now_ns() - r->start_ns);
     weft_req_free(r);
     weft_generation_release(g);
 }
@@ -155,14 +159,18 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     weft_loop *L = weft_loop_current;
     weft_generation *g = L->gen;
+    if (weft_observe_handle(req, WEFT_ON_MAIN))
+        return 0;
     unsigned method_bit = weft_method_bit(req->method.base, req->method.len);
     weft_match m;
     weft_router_match(g->router, req->path_normalized.base, req->path_normalized.len, method_bit, &m);
     if (m.status == 404) {
+        weft_stat_add(&L->stats->unmatched[0], 1);
         weft_http_send_error(req, 404, "not found: no route matches this path");
         return 0;
     }
     if (m.status == 405) {
+        weft_stat_add(&L->stats->unmatched[1], 1);
         char allow[128];
         weft_methods_format(m.allow, allow, sizeof(allow));
         h2o_iovec_t v = h2o_strdup(&req->pool, allow, strlen(allow));
@@ -183,6 +191,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     r->loop = L;
     weft_generation_retain(g);
     L->inflight++;
+    atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
     weft_dispatch_start(r);
     return 0;
 }

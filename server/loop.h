@@ -13,6 +13,7 @@
 #include "coro.h"
 #include "generation.h"
 #include "h2o_glue.h"
+#include "metrics.h"
 #include "timer.h"
 
 /** A cross-thread message; embed it, set nothing, post it. */
@@ -29,8 +30,9 @@ typedef struct weft_loop {
     h2o_accept_ctx_t accept_ctx;
     h2o_accept_ctx_t admin_accept_ctx; /* loop 0 only */
     int *listen_fds; /* this thread's own SO_REUSEPORT sockets */
-    h2o_socket_t **listeners;
+    h2o_socket_t **listeners; /* main listeners first, then the admin one (loop 0) */
     size_t n_listeners;
+    size_t n_main_listeners;
     h2o_multithread_queue_t *queue;
     h2o_multithread_receiver_t receiver;
     weft_timers *timers;
@@ -47,6 +49,11 @@ typedef struct weft_loop {
     size_t setup_n_fds;
     weft_generation *setup_gen;
     atomic_uint_fast64_t heartbeat_ns; /* last loop iteration, read by the watchdog */
+    weft_loop_stats *stats;            /* written by this loop only; summed by scrapes */
+    weft_timer tick;                   /* 100 ms: event-loop lag */
+    size_t max_connections;            /* this loop's share of limits.max_connections */
+    int accept_paused;
+    weft_timer accept_retry;
 } weft_loop;
 
 /** The loop running on this thread, or NULL off the loops. */

@@ -37,13 +37,53 @@ void weft_loop_post(weft_loop *loop, weft_msg *m, void (*fn)(weft_msg *m))
     h2o_multithread_send_message(&loop->receiver, &m->super);
 }
 
-static void accept_batch(h2o_socket_t *listener, h2o_accept_ctx_t *actx)
+static void pause_accepting(weft_loop *L, uint64_t retry_ms);
+static void on_accept(h2o_socket_t *listener, const char *err);
+static void on_admin_accept(h2o_socket_t *listener, const char *err);
+
+static void on_conn_close(void *data)
+{
+    weft_loop *L = data;
+    int_fast64_t n = atomic_load_explicit(&L->stats->connections, memory_order_relaxed) - 1;
+    atomic_store_explicit(&L->stats->connections, n, memory_order_relaxed);
+    if (L->accept_paused && (size_t)n < L->max_connections && !L->stopping) {
+        weft_timers_cancel(L->timers, &L->accept_retry);
+        L->accept_paused = 0;
+        for (size_t i = 0; i < L->n_listeners; i++)
+            h2o_socket_read_start(L->listeners[i], i < L->n_main_listeners ? on_accept : on_admin_accept);
+    }
+}
+
+static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t *actx)
 {
     /* A bounded batch, so one busy listener cannot starve the loop. */
     for (int i = 0; i < 64; i++) {
+        if ((size_t)atomic_load_explicit(&L->stats->connections, memory_order_relaxed) >= L->max_connections) {
+            /* At the limit: leave new connections in the kernel backlog until
+             * one closes, instead of accepting and dropping them. */
+            pause_accepting(L, 0);
+            return;
+        }
+        errno = 0;
         h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
-        if (sock == NULL)
-            break;
+        if (sock == NULL) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* Out of descriptors: the listener stays readable, so retrying
+                 * at once would spin. Back off; existing connections go on. */
+                static _Atomic uint64_t last_log;
+                uint64_t now = weft_now_ns(), last = atomic_load(&last_log);
+                if (now - last > 10000000000ull && atomic_compare_exchange_strong(&last_log, &last, now))
+                    weft_log_error("accept: %s; pausing new connections for 100 ms (raise LimitNOFILE / ulimit -n)",
+                                   strerror(errno));
+                pause_accepting(L, 100);
+            }
+            return;
+        }
+        atomic_store_explicit(&L->stats->connections,
+                              atomic_load_explicit(&L->stats->connections, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        sock->on_close.cb = on_conn_close;
+        sock->on_close.data = L;
         h2o_accept(actx, sock);
     }
 }
@@ -52,14 +92,46 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 {
     weft_loop *L = listener->data;
     if (err == NULL)
-        accept_batch(listener, &L->accept_ctx);
+        accept_batch(L, listener, &L->accept_ctx);
 }
 
 static void on_admin_accept(h2o_socket_t *listener, const char *err)
 {
     weft_loop *L = listener->data;
     if (err == NULL)
-        accept_batch(listener, &L->admin_accept_ctx);
+        accept_batch(L, listener, &L->admin_accept_ctx);
+}
+
+static void on_accept_retry(weft_timer *t)
+{
+    weft_loop *L = H2O_STRUCT_FROM_MEMBER(weft_loop, accept_retry, t);
+    if (!L->accept_paused || L->stopping)
+        return;
+    L->accept_paused = 0;
+    for (size_t i = 0; i < L->n_listeners; i++)
+        h2o_socket_read_start(L->listeners[i], i < L->n_main_listeners ? on_accept : on_admin_accept);
+}
+
+static void pause_accepting(weft_loop *L, uint64_t retry_ms)
+{
+    weft_stat_add(&L->stats->conn_refused, 1);
+    if (!L->accept_paused) {
+        L->accept_paused = 1;
+        for (size_t i = 0; i < L->n_listeners; i++)
+            h2o_socket_read_stop(L->listeners[i]);
+    }
+    if (retry_ms > 0 && L->accept_retry.heap_index == 0)
+        weft_timers_add(L->timers, &L->accept_retry, retry_ms, on_accept_retry);
+}
+
+/* Every 100 ms: how late did the loop get round to it? */
+static void on_tick(weft_timer *t)
+{
+    weft_loop *L = H2O_STRUCT_FROM_MEMBER(weft_loop, tick, t);
+    uint64_t now = weft_now_ns();
+    atomic_store_explicit(&L->stats->lag_ns, now > t->deadline_ns ? now - t->deadline_ns : 0, memory_order_relaxed);
+    if (!L->stopping)
+        weft_timers_add(L->timers, &L->tick, 100, on_tick);
 }
 
 static void on_stop(weft_msg *m)
@@ -71,7 +143,8 @@ static void on_stop(weft_msg *m)
     L->stop_deadline_ns = weft_now_ns() + (uint64_t)L->gen->cfg->shutdown.grace_s * 1000000000u;
     for (size_t i = 0; i < L->n_listeners; i++)
         h2o_socket_close(L->listeners[i]); /* closes the fd: stop accepting */
-    L->n_listeners = 0;
+    L->n_listeners = L->n_main_listeners = 0;
+    weft_timers_cancel(L->timers, &L->accept_retry);
     /* Idle keep-alive connections close now; busy ones after their response. */
     h2o_context_request_shutdown(&L->ctx);
 }
@@ -91,6 +164,8 @@ static void loop_teardown(weft_loop *L)
     weft_dbloop_free(L->db);
     L->db = NULL;
     weft_dbloop_reap(L, 1);
+    weft_timers_cancel(L->timers, &L->tick);
+    weft_timers_cancel(L->timers, &L->accept_retry);
     weft_timers_free(L->timers);
     h2o_evloop_run(L->evloop, 0);
     /* h2o's HTTP/2 shutdown arms a 1 s "second GOAWAY" entry even with no
@@ -134,7 +209,9 @@ static int loop_setup(weft_loop *L)
         L->listeners[i]->data = L;
         h2o_socket_read_start(L->listeners[i], on_accept);
     }
-    L->n_listeners = n_fds;
+    L->n_listeners = L->n_main_listeners = n_fds;
+    L->max_connections = ((size_t)gen->cfg->limits.max_connections + (size_t)weft_srv.n_loops - 1) / (size_t)weft_srv.n_loops;
+    weft_timers_add(L->timers, &L->tick, 100, on_tick);
     if (index == 0 && weft_srv.admin_fd >= 0) {
         L->listeners = realloc(L->listeners, (n_fds + 1) * sizeof(*L->listeners));
         h2o_socket_t *a = h2o_evloop_socket_create(L->evloop, weft_srv.admin_fd, H2O_SOCKET_FLAG_DONT_READ);
@@ -190,6 +267,8 @@ static void h2o_setup(const weft_config *cfg)
     weft_srv.h2o.server_name = h2o_iovec_init(H2O_STRLIT("weft/" WEFT_VERSION));
     /* h2o answers 413 itself once a body passes this, before any handler. */
     weft_srv.h2o.max_request_entity_size = cfg->limits.max_body;
+    weft_srv.h2o.http1.req_timeout = (uint64_t)cfg->limits.request_timeout_ms;
+    weft_srv.h2o.http2.idle_timeout = (uint64_t)cfg->limits.idle_timeout_ms;
     /* The main listeners see only this host list, so no Host header can
      * reach the admin endpoints through them. */
     weft_srv.main_hosts[0] = h2o_config_register_host(&weft_srv.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
@@ -248,6 +327,9 @@ int weft_server_run(weft_generation *gen)
     h2o_setup(cfg);
     weft_srv.n_loops = n;
     weft_srv.loops = calloc((size_t)n, sizeof(weft_loop));
+    for (int t = 0; t < n; t++)
+        if ((weft_srv.loops[t].stats = calloc(1, sizeof(weft_loop_stats))) == NULL)
+            weft_fatal("out of memory");
     atomic_store(&loops_running, n);
     for (int t = 0; t < n; t++) {
         weft_loop *L = &weft_srv.loops[t];
@@ -287,6 +369,8 @@ int weft_server_run(weft_generation *gen)
         weft_log_info("stopped (requests abandoned after the grace period)");
         _exit(0);
     }
+    for (int t = 0; t < n; t++)
+        free(weft_srv.loops[t].stats);
     free(weft_srv.loops);
     weft_generation_release(weft_srv.gen);
     weft_control_reap();
