@@ -11,6 +11,7 @@
 #include "generation.h"
 #include "log.h"
 #include "server.h"
+#include "signals.h"
 #include "version.h"
 
 static void usage(FILE *out)
@@ -89,6 +90,10 @@ static int signal_running(const char *config)
 
 int main(int argc, char **argv)
 {
+    /* Before any thread exists (worker pools start while the config is
+     * loaded): every thread inherits the mask, so SIGTERM can only reach the
+     * control thread's signalfd, never a thread that has not blocked it yet. */
+    weft_signals_block_async();
     int reload = argc > 1 && strcmp(argv[1], "reload") == 0;
     if (reload) {
         argv[1] = argv[0];

@@ -155,7 +155,10 @@ Test(env, port_overrides_first_listener, .timeout = 60)
     cr_assert_eq(wt_http(&s, "GET", "/hello", NULL, &r), 0);
     cr_assert_eq(r.status, 200);
     wt_resp_free(&r);
-    cr_assert_eq(wt_stop(&s), 0);
+    int status = wt_stop(&s);
+    char *log = wt_read_log(&s);
+    cr_assert_eq(status, 0, "exit %d:\n%s", status, log);
+    free(log);
 }
 
 Test(env, ipv4_and_ipv6_listeners, .timeout = 60)

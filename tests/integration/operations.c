@@ -1,0 +1,299 @@
+/* Metrics, health, graceful shutdown and limits, against the real binary. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+static long get(const wt_server *s, const char *method, const char *path, char **body)
+{
+    wt_resp r;
+    if (wt_http(s, method, path, NULL, &r) != 0) {
+        wt_resp_free(&r);
+        return -1;
+    }
+    if (body != NULL)
+        *body = strdup(r.body);
+    long st = r.status;
+    wt_resp_free(&r);
+    return st;
+}
+
+/* The value of one exact series line ("name{labels}") in an exposition. */
+static double series(const char *text, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, key, n) == 0 && p[n] == ' ')
+            return atof(p + n + 1);
+    cr_assert_fail("series %s not found", key);
+    return -1;
+}
+
+static char *scrape(const wt_server *s)
+{
+    char *body = NULL;
+    cr_assert_eq(get(s, "GET", "/metrics", &body), 200);
+    return body;
+}
+
+Test(metrics, text_parses_and_counters_move_by_exactly_the_requests_made, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; methods = [\"GET\"]; },\n"
+                 "          { path = \"/pool/hello\"; plugin = \"hello\"; dispatch = \"pool\"; });\n");
+    char *before = scrape(&s);
+    /* every sample line is `name{labels} value` or `name value` */
+    regex_t re;
+    cr_assert_eq(regcomp(&re, "^[a-zA-Z_:][a-zA-Z0-9_:]*(\\{([a-zA-Z_][a-zA-Z0-9_]*=\"([^\"\\\\]|\\\\.)*\",?)*\\})? "
+                              "[-+0-9.eE]+(Inf)?$",
+                         REG_EXTENDED | REG_NOSUB),
+                 0);
+    int samples = 0;
+    char *copy = strdup(before), *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#') {
+            cr_assert(strncmp(line, "# HELP ", 7) == 0 || strncmp(line, "# TYPE ", 7) == 0, "%s", line);
+            continue;
+        }
+        cr_assert_eq(regexec(&re, line, 0, NULL, 0), 0, "not Prometheus text format: '%s'", line);
+        samples++;
+    }
+    free(copy);
+    regfree(&re);
+    cr_assert_gt(samples, 20);
+
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(get(&s, "GET", "/hello", NULL), 200);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(get(&s, "GET", "/pool/hello", NULL), 200);
+    cr_assert_eq(get(&s, "GET", "/nope", NULL), 404);
+    cr_assert_eq(get(&s, "GET", "/nope2", NULL), 404);
+    cr_assert_eq(get(&s, "DELETE", "/hello", NULL), 405);
+    char *after = scrape(&s);
+    const char *k_hello = "weft_requests_total{route=\"/hello\",policy=\"reactive\",code=\"2xx\"}";
+    const char *k_pool = "weft_requests_total{route=\"/pool/hello\",policy=\"pool\",code=\"2xx\"}";
+    const char *k_hist = "weft_request_duration_seconds_count{route=\"/hello\",policy=\"reactive\"}";
+    const char *k_inf = "weft_request_duration_seconds_bucket{route=\"/pool/hello\",policy=\"pool\",le=\"+Inf\"}";
+    cr_assert_eq(series(after, k_hello) - series(before, k_hello), 5);
+    cr_assert_eq(series(after, k_pool) - series(before, k_pool), 3);
+    cr_assert_eq(series(after, k_hist) - series(before, k_hist), 5);
+    cr_assert_eq(series(after, k_inf) - series(before, k_inf), 3);
+    cr_assert_eq(series(after, "weft_unmatched_requests_total{code=\"404\"}") -
+                     series(before, "weft_unmatched_requests_total{code=\"404\"}"),
+                 2);
+    cr_assert_eq(series(after, "weft_unmatched_requests_total{code=\"405\"}") -
+                     series(before, "weft_unmatched_requests_total{code=\"405\"}"),
+                 1);
+    cr_assert_eq(series(after, "weft_pool_size{pool=\"default\"}"), 200);
+    cr_assert_gt(series(after, "weft_process_resident_memory_bytes"), 1e6);
+    cr_assert_eq(series(after, "weft_generation"), 1);
+    free(before);
+    free(after);
+    cr_assert_eq(wt_stop(&s), 0);
+}
+
+Test(metrics, pool_rejections_are_counted, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+                 "pools = ({ name = \"one\"; size = 1; queue = 0; });\n"
+                 "routes = ({ path = \"/d\"; plugin = \"delay\"; dispatch = \"pool\"; pool = \"one\"; options = { ms = 400; }; });\n");
+    long st[5];
+    wt_http_many(&s, "/d", 5, st, NULL);
+    int busy = 0;
+    for (int i = 0; i < 5; i++)
+        busy += st[i] == 503;
+    cr_assert_geq(busy, 1);
+    char *m = scrape(&s);
+    cr_assert_eq(series(m, "weft_pool_rejected_total{pool=\"one\"}"), busy);
+    cr_assert_eq(series(m, "weft_requests_total{route=\"/d\",policy=\"pool\",code=\"5xx\"}"), busy);
+    free(m);
+    cr_assert_eq(wt_stop(&s), 0);
+}
+
+/* ---- health ---- */
+
+static char pgdir[64];
+
+static int pg(const char *cmd)
+{
+    char line[512];
+    snprintf(line, sizeof(line), "%s/packaging/pgdev.sh %s %s >/dev/null 2>&1", WEFT_SOURCE_DIR, cmd, pgdir);
+    return system(line);
+}
+
+static long wait_status(const wt_server *s, const char *path, long want, double limit_ms)
+{
+    long st = 0;
+    for (double t0 = now_ms(); now_ms() - t0 < limit_ms; usleep(100000))
+        if ((st = get(s, "GET", path, NULL)) == want)
+            return st;
+    return st;
+}
+
+Test(health, ready_follows_the_database, .timeout = 120)
+{
+    snprintf(pgdir, sizeof(pgdir), "/tmp/who%d", (int)getpid());
+    cr_assert_eq(pg("start"), 0);
+    char host[96];
+    snprintf(host, sizeof(host), "PGHOST=%s", pgdir);
+    const char *env[] = {host, "PGPORT=5432", "PGUSER=postgres", "PGDATABASE=weft", NULL};
+    wt_server s = {0};
+    wt_start_env(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+                     "database = { statement_timeout_ms = 2000; };\n"
+                     "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
+                 env);
+    char *body = NULL;
+    cr_assert_eq(get(&s, "GET", "/health/live", &body), 200);
+    cr_assert(strstr(body, "\"status\":\"UP\"") != NULL, "%s", body);
+    free(body);
+    cr_assert_eq(wait_status(&s, "/health/ready", 200, 10000), 200);
+    cr_assert_eq(get(&s, "GET", "/health/ready", &body), 200);
+    cr_assert(strstr(body, "\"name\":\"database\",\"status\":\"UP\"") != NULL, "%s", body);
+    free(body);
+
+    cr_assert_eq(pg("stop"), 0);
+    cr_assert_eq(wait_status(&s, "/health/ready", 503, 10000), 503);
+    cr_assert_eq(get(&s, "GET", "/health/ready", &body), 503);
+    cr_assert(strstr(body, "\"name\":\"database\",\"status\":\"DOWN\"") != NULL, "%s", body);
+    cr_assert(strstr(body, "\"status\":\"DOWN\"") != NULL, "%s", body);
+    free(body);
+    cr_assert_eq(get(&s, "GET", "/health/live", NULL), 200, "liveness does not depend on the database");
+
+    cr_assert_eq(pg("start"), 0);
+    cr_assert_eq(wait_status(&s, "/health/ready", 200, 20000), 200, "ready again once the database is back");
+    cr_assert_eq(wt_stop(&s), 0);
+    pg("stop");
+    char rm[96];
+    snprintf(rm, sizeof(rm), "rm -rf %s", pgdir);
+    cr_expect_eq(system(rm), 0);
+}
+
+/* ---- graceful shutdown ---- */
+
+typedef struct client {
+    const wt_server *s;
+    long status;
+} client;
+
+static void *slow_get(void *arg)
+{
+    client *c = arg;
+    c->status = get(c->s, "GET", "/delay", NULL);
+    return NULL;
+}
+
+Test(shutdown, sigterm_lets_in_flight_requests_finish, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false; shutdown = { grace_s = 10; };\n"
+                 "routes = ({ path = \"/delay\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 1000; }; });\n");
+    enum { N = 50 };
+    client c[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = (client){&s, 0};
+        pthread_create(&t[i], NULL, slow_get, &c[i]);
+    }
+    usleep(400000); /* all 50 connected and waiting on their 1 s delay */
+    double t0 = now_ms();
+    int status = wt_stop(&s);
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        cr_assert_eq(c[i].status, 200, "in-flight request %d got %ld", i, c[i].status);
+    }
+    cr_assert_eq(status, 0);
+    cr_assert_lt(now_ms() - t0, 5000.0);
+    char *log = wt_read_log(&s);
+    cr_assert(strstr(log, "stopping") != NULL && strstr(log, "stopped") != NULL, "%s", log);
+    free(log);
+}
+
+/* ---- limits ---- */
+
+static int connect_raw(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+Test(limits, slow_header_client_is_dropped_and_others_are_served, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false; limits = { request_timeout_ms = 500; };\n"
+                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    int fd = connect_raw(s.port);
+    cr_assert_eq(write(fd, "GET /hello HTTP/1.1\r\n", 21), 21);
+    double t0 = now_ms();
+    int closed = 0;
+    while (now_ms() - t0 < 5000) {
+        /* trickle a header byte now and then; others must not wait */
+        cr_assert_eq(get(&s, "GET", "/hello", NULL), 200);
+        if (send(fd, "X", 1, MSG_NOSIGNAL) < 0) {
+            closed = 1;
+            break;
+        }
+        char c;
+        struct timeval tv = {0, 200000};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        ssize_t n = recv(fd, &c, 1, 0);
+        if (n == 0 || (n > 0 && c == 'H')) { /* closed, or an error response */
+            closed = 1;
+            break;
+        }
+    }
+    cr_assert(closed, "a client trickling headers must be dropped by request_timeout_ms");
+    cr_assert_lt(now_ms() - t0, 3000.0);
+    close(fd);
+    cr_assert_eq(wt_stop(&s), 0);
+}
+
+Test(limits, max_connections_defers_accepting_until_one_closes, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false; limits = { max_connections = 2; };\n"
+                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    int a = connect_raw(s.port), b = connect_raw(s.port);
+    usleep(200000); /* both accepted */
+    /* a third client queues in the kernel backlog: no answer while two are open */
+    int c = connect_raw(s.port);
+    cr_assert_eq(write(c, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n", 32), 32);
+    struct timeval tv = {0, 500000};
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char buf[512];
+    cr_assert_lt(recv(c, buf, sizeof(buf), 0), 0, "the third connection must wait at max_connections = 2");
+    close(a);
+    tv.tv_sec = 5;
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    ssize_t n = recv(c, buf, sizeof(buf) - 1, 0);
+    cr_assert_gt(n, 0, "served once a slot frees up");
+    buf[n] = '\0';
+    cr_assert(strstr(buf, "200 OK") != NULL, "%s", buf);
+    close(b);
+    close(c);
+    usleep(100000);
+    char *m = scrape(&s);
+    cr_assert_geq(series(m, "weft_connections_deferred_total"), 1);
+    free(m);
+    cr_assert_eq(wt_stop(&s), 0);
+}
