@@ -184,6 +184,45 @@ static int parse_listen(vctx *v, const config_setting_t *s, const char *where, w
     return 0;
 }
 
+static char *resolve_dir(const char *config_path, const char *dir);
+
+/* { address = "0.0.0.0:8443"; tls = { certificate = ...; key = ...; min_version = "TLSv1.2"; ciphers = ...; }; }
+ * A list ( ) may mix such groups with plain address strings. */
+static int parse_listen_group(vctx *v, weft_config *cfg, const config_setting_t *g, const char *where,
+                              weft_listen_cfg *out)
+{
+    static const char *const keys[] = {"address", "tls", NULL};
+    static const char *const tls_keys[] = {"certificate", "key", "min_version", "ciphers", NULL};
+    check_keys(v, g, where, keys);
+    config_setting_t *addr = require(v, g, where, "address", CONFIG_TYPE_STRING);
+    if (addr == NULL || parse_listen(v, addr, where, out) != 0)
+        return -1;
+    config_setting_t *t = member(v, g, where, "tls", CONFIG_TYPE_GROUP);
+    if (t == NULL)
+        return 0;
+    char tw[96];
+    snprintf(tw, sizeof(tw), "%s.tls", where);
+    check_keys(v, t, tw, tls_keys);
+    config_setting_t *cert = require(v, t, tw, "certificate", CONFIG_TYPE_STRING);
+    config_setting_t *key = require(v, t, tw, "key", CONFIG_TYPE_STRING);
+    const char *minv = get_string(v, t, tw, "min_version", "TLSv1.2");
+    const char *ciphers = get_string(v, t, tw, "ciphers", NULL);
+    int version = strcmp(minv, "TLSv1.2") == 0 ? 0x0303 : strcmp(minv, "TLSv1.3") == 0 ? 0x0304 : -1;
+    if (version < 0)
+        verr(v, config_setting_get_member(t, "min_version"), tw, "min_version '%s' is not TLSv1.2 or TLSv1.3", minv);
+    if (cert == NULL || key == NULL || version < 0) {
+        free(out->host);
+        return -1;
+    }
+    out->tls = xcalloc(1, sizeof(*out->tls));
+    /* Relative to the config file, like plugin_dirs. */
+    out->tls->certificate = resolve_dir(cfg->path, config_setting_get_string(cert));
+    out->tls->key = resolve_dir(cfg->path, config_setting_get_string(key));
+    out->tls->min_version = version;
+    out->tls->ciphers = ciphers != NULL ? xstrdup(ciphers) : NULL;
+    return 0;
+}
+
 static void load_listen(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
     config_setting_t *list = member(v, root, "", "listen", CONFIG_TYPE_ARRAY);
@@ -192,7 +231,7 @@ static void load_listen(vctx *v, weft_config *cfg, const config_setting_t *root)
         verr(v, list, "listen", "needs at least one address");
     if (n == 0) {
         cfg->listen = xcalloc(1, sizeof(*cfg->listen));
-        cfg->listen[0] = (weft_listen_cfg){xstrdup("0.0.0.0"), 8080, 8080, 0};
+        cfg->listen[0] = (weft_listen_cfg){.host = xstrdup("0.0.0.0"), .port = 8080, .cfg_port = 8080};
         cfg->n_listen = 1;
         return;
     }
@@ -201,10 +240,15 @@ static void load_listen(vctx *v, weft_config *cfg, const config_setting_t *root)
         config_setting_t *s = config_setting_get_elem(list, (unsigned)i);
         char where[64];
         snprintf(where, sizeof(where), "listen[%d]", i);
-        if (config_setting_type(s) != CONFIG_TYPE_STRING)
-            verr(v, s, where, "must be a string \"ADDRESS:PORT\"");
-        else if (parse_listen(v, s, where, &cfg->listen[cfg->n_listen]) == 0)
-            cfg->n_listen++;
+        if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+            if (parse_listen(v, s, where, &cfg->listen[cfg->n_listen]) == 0)
+                cfg->n_listen++;
+        } else if (config_setting_is_group(s)) {
+            if (parse_listen_group(v, cfg, s, where, &cfg->listen[cfg->n_listen]) == 0)
+                cfg->n_listen++;
+        } else {
+            verr(v, s, where, "must be \"ADDRESS:PORT\" or a group { address = \"ADDRESS:PORT\"; tls = { ... }; }");
+        }
     }
 }
 
@@ -649,8 +693,15 @@ void weft_config_free(weft_config *cfg)
 {
     if (cfg == NULL)
         return;
-    for (size_t i = 0; i < cfg->n_listen; i++)
+    for (size_t i = 0; i < cfg->n_listen; i++) {
         free(cfg->listen[i].host);
+        if (cfg->listen[i].tls != NULL) {
+            free(cfg->listen[i].tls->certificate);
+            free(cfg->listen[i].tls->key);
+            free(cfg->listen[i].tls->ciphers);
+            free(cfg->listen[i].tls);
+        }
+    }
     free(cfg->listen);
     for (size_t i = 0; i < cfg->n_plugin_dirs; i++)
         free(cfg->plugin_dirs[i]);

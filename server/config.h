@@ -37,11 +37,19 @@ unsigned weft_method_bit(const char *name, size_t len);
 /** Writes "GET, HEAD, POST" for a mask into buf. */
 void weft_methods_format(unsigned mask, char *buf, size_t size);
 
+typedef struct weft_tls_cfg {
+    char *certificate; /* PEM chain file, leaf first */
+    char *key;         /* PEM private key file */
+    int min_version;   /* OpenSSL protocol version constant */
+    char *ciphers;     /* TLS <= 1.2 cipher list, or NULL for OpenSSL's default */
+} weft_tls_cfg;
+
 typedef struct weft_listen_cfg {
     char *host; /* numeric address as written, brackets removed: "0.0.0.0", "::" */
     uint16_t port;     /* the port served (PORT and ephemeral ports resolved at bind) */
     uint16_t cfg_port; /* the port as configured */
     int line;
+    weft_tls_cfg *tls; /* NULL: cleartext (HTTP/1.1 and HTTP/2 with prior knowledge) */
 } weft_listen_cfg;
 
 typedef struct weft_pool_cfg {

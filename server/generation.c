@@ -9,6 +9,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "route_init.h"
+#include "tls.h"
 #include "workpool.h"
 
 static weft_module *module_for(weft_generation *g, const char *name, weft_errors *errs)
@@ -79,6 +80,9 @@ static void destroy(weft_generation *g, int keep_cfg)
     }
     for (size_t i = 0; i < g->n_modules; i++)
         weft_module_release(g->modules[i]);
+    for (size_t i = 0; g->tls != NULL && i < g->cfg->n_listen; i++)
+        SSL_CTX_free(g->tls[i]);
+    free(g->tls);
     weft_router_free(g->router);
     free(g->routes);
     free(g->modules);
@@ -103,6 +107,14 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
     if (g->routes == NULL || g->modules == NULL || g->pools == NULL)
         weft_fatal("out of memory");
     size_t before = errs->count;
+    /* Certificates are read by every build, -t included: a reload re-reads
+     * them, which is how a renewed certificate takes effect. */
+    g->tls = calloc(cfg->n_listen + 1, sizeof(*g->tls));
+    if (g->tls == NULL)
+        weft_fatal("out of memory");
+    for (size_t i = 0; i < cfg->n_listen; i++)
+        if (cfg->listen[i].tls != NULL)
+            g->tls[i] = weft_tls_context(cfg, &cfg->listen[i], errs);
 
     for (size_t i = 0; i < cfg->n_routes; i++) {
         weft_route *r = &g->routes[g->n_routes];

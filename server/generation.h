@@ -45,6 +45,7 @@ typedef struct weft_generation {
     struct weft_workpool **pools;
     size_t n_pools;
     struct weft_dbpool *dbpool; /* blocking connections for pool workers (opened lazily) */
+    struct ssl_ctx_st **tls;     /* per cfg->listen entry; NULL for cleartext listeners */
 } weft_generation;
 
 /**

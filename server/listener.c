@@ -159,6 +159,7 @@ void weft_listeners_announce(const weft_config *cfg, const int *fds)
     for (size_t i = 0; i < cfg->n_listen; i++) {
         const weft_listen_cfg *l = &cfg->listen[i];
         int v6 = strchr(l->host, ':') != NULL;
-        weft_log_info("listening on http://%s%s%s:%u/", v6 ? "[" : "", l->host, v6 ? "]" : "", l->port);
+        weft_log_info("listening on %s://%s%s%s:%u/", l->tls != NULL ? "https" : "http", v6 ? "[" : "", l->host,
+                      v6 ? "]" : "", l->port);
     }
 }

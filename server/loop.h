@@ -27,7 +27,7 @@ typedef struct weft_loop {
     pthread_t thread;
     h2o_evloop_t *evloop;
     h2o_context_t ctx;
-    h2o_accept_ctx_t accept_ctx;
+    h2o_accept_ctx_t *accept_ctxs;     /* one per main listener (its TLS context differs) */
     h2o_accept_ctx_t admin_accept_ctx; /* loop 0 only */
     int *listen_fds; /* this thread's own SO_REUSEPORT sockets */
     h2o_socket_t **listeners; /* main listeners first, then the admin one (loop 0) */

@@ -51,7 +51,8 @@ static int restart_only_changes(const weft_config *old, const weft_config *cur, 
     int listen_changed = old->n_listen != cur->n_listen;
     for (size_t i = 0; !listen_changed && i < cur->n_listen; i++)
         listen_changed = strcmp(old->listen[i].host, cur->listen[i].host) != 0 ||
-                         old->listen[i].cfg_port != cur->listen[i].cfg_port;
+                         old->listen[i].cfg_port != cur->listen[i].cfg_port ||
+                         (old->listen[i].tls == NULL) != (cur->listen[i].tls == NULL);
     if (listen_changed)
         snprintf(why + strlen(why), size - strlen(why), "listen addresses; ");
     if (old->admin.enabled != cur->admin.enabled || strcmp(old->admin.host, cur->admin.host) != 0 ||
@@ -128,6 +129,10 @@ static void on_swap(weft_msg *m)
     weft_loop *L = weft_loop_current;
     weft_generation *old = L->gen;
     L->gen = s->gen; /* new requests on this loop use it from now on */
+    /* New TLS handshakes use the new certificates; established connections
+     * keep the context they started with (OpenSSL counts references). */
+    for (size_t i = 0; i < L->n_main_listeners; i++)
+        L->accept_ctxs[i].ssl_ctx = s->gen->tls[i];
     free(s);
     weft_generation_release(old);
 }

@@ -91,8 +91,11 @@ static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t 
 static void on_accept(h2o_socket_t *listener, const char *err)
 {
     weft_loop *L = listener->data;
-    if (err == NULL)
-        accept_batch(L, listener, &L->accept_ctx);
+    size_t i = 0;
+    while (i < L->n_main_listeners && L->listeners[i] != listener)
+        i++;
+    if (err == NULL && i < L->n_main_listeners)
+        accept_batch(L, listener, &L->accept_ctxs[i]);
 }
 
 static void on_admin_accept(h2o_socket_t *listener, const char *err)
@@ -179,6 +182,7 @@ static void loop_teardown(weft_loop *L)
     h2o_evloop_destroy(L->evloop);
     weft_coro_pool_free(L->coros);
     free(L->listeners);
+    free(L->accept_ctxs);
 }
 
 /* Runs on the loop's own thread: h2o sockets take their buffer allocator
@@ -193,8 +197,12 @@ static int loop_setup(weft_loop *L)
     int index = L->index;
     L->evloop = h2o_evloop_create();
     h2o_context_init(&L->ctx, L->evloop, &weft_srv.h2o);
-    L->accept_ctx.ctx = &L->ctx;
-    L->accept_ctx.hosts = weft_srv.main_hosts;
+    L->accept_ctxs = calloc(n_fds, sizeof(*L->accept_ctxs));
+    for (size_t i = 0; i < n_fds; i++) {
+        L->accept_ctxs[i].ctx = &L->ctx;
+        L->accept_ctxs[i].hosts = weft_srv.main_hosts;
+        L->accept_ctxs[i].ssl_ctx = gen->tls[i];
+    }
     L->admin_accept_ctx.ctx = &L->ctx;
     L->admin_accept_ctx.hosts = weft_srv.admin_hosts;
     L->queue = h2o_multithread_create_queue(L->evloop);

@@ -1,0 +1,193 @@
+/* TLS listeners: HTTPS over HTTP/1.1 and HTTP/2 (ALPN), key checks, and
+ * certificate rotation on reload. Certificates are made here, never committed. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static wt_server srv;
+static int tls_port;
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    return system(cmd);
+}
+
+/* Output of a shell command (first 4 KiB). */
+static char *capture(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *capture(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    FILE *p = popen(cmd, "r");
+    char *buf = calloc(1, 4096);
+    size_t n = fread(buf, 1, 4095, p);
+    buf[n] = '\0';
+    pclose(p);
+    return buf;
+}
+
+/* A self-signed certificate with a given serial, installed by rename. */
+static void make_cert(const char *dir, const char *name, int serial)
+{
+    cr_assert_eq(sh("cd %s && openssl req -x509 -newkey rsa:2048 -nodes -keyout .k.pem -out .c.pem -days 2 "
+                    "-subj /CN=localhost -set_serial %d >/dev/null 2>&1 && mv .k.pem %s.key && mv .c.pem %s.crt",
+                    dir, serial, name, name),
+                 0);
+}
+
+static void setup(void)
+{
+    wt_write_conf(&srv, "# placeholder\n");
+    make_cert(srv.dir, "server", 1001);
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads = 2; admin = false;\n"
+             "listen = ( \"127.0.0.1:0\", { address = \"127.0.0.1:0\"; tls = { certificate = \"server.crt\"; key = "
+             "\"server.key\"; }; } );\n"
+             "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; },\n"
+             "          { path = \"/slow\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 1500; }; });\n");
+    wt_start(&srv, conf);
+    char *log = wt_read_log(&srv);
+    const char *p = strstr(log, "listening on https://127.0.0.1:");
+    cr_assert_not_null(p, "%s", log);
+    tls_port = atoi(p + strlen("listening on https://127.0.0.1:"));
+    free(log);
+}
+
+static void teardown(void)
+{
+    if (srv.pid > 0) {
+        int status = wt_stop(&srv);
+        char *log = wt_read_log(&srv);
+        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
+        free(log);
+    }
+}
+
+TestSuite(tls, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(tls, https_over_http1_and_http2)
+{
+    char *out = capture("curl -sk --http1.1 https://127.0.0.1:%d/hello", tls_port);
+    cr_assert_str_eq(out, "hello");
+    free(out);
+    out = capture("curl -sk -v --http2 https://127.0.0.1:%d/hello 2>&1", tls_port);
+    cr_assert(strstr(out, "ALPN: server accepted h2") != NULL, "ALPN must pick h2:\n%s", out);
+    cr_assert(strstr(out, "HTTP/2 200") != NULL, "%s", out);
+    cr_assert(strstr(out, "\nhello") != NULL || strstr(out, "hello") != NULL, "%s", out);
+    free(out);
+    /* cleartext keeps HTTP/1.1 and HTTP/2 with prior knowledge */
+    out = capture("curl -s -v --http2-prior-knowledge http://127.0.0.1:%d/hello 2>&1", srv.port);
+    cr_assert(strstr(out, "HTTP/2 200") != NULL, "%s", out);
+    free(out);
+}
+
+static char *serial(void)
+{
+    return capture("openssl s_client -connect 127.0.0.1:%d -servername localhost </dev/null 2>/dev/null | "
+                   "openssl x509 -noout -serial",
+                   tls_port);
+}
+
+static void wait_log(const char *needle)
+{
+    for (int i = 0; i < 100; i++) {
+        char *log = wt_read_log(&srv);
+        int found = strstr(log, needle) != NULL;
+        free(log);
+        if (found)
+            return;
+        usleep(50000);
+    }
+    char *log = wt_read_log(&srv);
+    cr_assert_fail("'%s' not in log:\n%s", needle, log);
+}
+
+static void *slow_request(void *arg)
+{
+    char *out = capture("curl -sk -o /dev/null -w '%%{http_code}' https://127.0.0.1:%d/slow", tls_port);
+    snprintf(arg, 16, "%s", out);
+    free(out);
+    return NULL;
+}
+
+Test(tls, reload_rotates_the_certificate_without_failing_open_connections)
+{
+    char *s = serial();
+    cr_assert(strstr(s, "serial=03E9") != NULL, "first certificate (1001): %s", s);
+    free(s);
+    char slow_status[16] = "";
+    pthread_t t;
+    pthread_create(&t, NULL, slow_request, slow_status);
+    usleep(400000); /* the slow request's connection is open and waiting */
+    make_cert(srv.dir, "server", 2002);
+    cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+    wait_log("generation 2 serving");
+    s = serial();
+    cr_assert(strstr(s, "serial=07D2") != NULL, "renewed certificate (2002) after reload: %s", s);
+    free(s);
+    pthread_join(t, NULL);
+    cr_assert_str_eq(slow_status, "200", "a connection opened before the reload completes its request");
+
+    /* a broken renewal is refused and the working certificate stays */
+    cr_assert_eq(sh("cd %s && echo broken > .c.pem && mv .c.pem server.crt", srv.dir), 0);
+    cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+    wait_log("refused");
+    char *log = wt_read_log(&srv);
+    cr_assert(strstr(log, "cannot use certificate chain") != NULL && strstr(log, "server.crt") != NULL, "%s", log);
+    free(log);
+    s = serial();
+    cr_assert(strstr(s, "serial=07D2") != NULL, "old certificate kept: %s", s);
+    free(s);
+}
+
+Test(tls, plaintext_to_the_tls_port_is_an_error_not_a_crash)
+{
+    char *out = capture("curl -s -o /dev/null -w '%%{http_code}' http://127.0.0.1:%d/hello; echo \" rc=$?\"", tls_port);
+    cr_assert(strstr(out, "rc=0") == NULL || strncmp(out, "200", 3) != 0, "plaintext must not be served: %s", out);
+    free(out);
+    out = capture("curl -sk https://127.0.0.1:%d/hello", tls_port);
+    cr_assert_str_eq(out, "hello", "still serving after a plaintext request");
+    free(out);
+}
+
+Test(tls_check, wrong_key_is_refused_by_weft_t_naming_the_file, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_write_conf(&s, "# placeholder\n");
+    make_cert(s.dir, "a", 1);
+    make_cert(s.dir, "b", 2);
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "listen = ( { address = \"127.0.0.1:0\"; tls = { certificate = \"a.crt\"; key = \"b.key\"; }; } );\n"
+             "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    wt_write_conf(&s, conf);
+    char *out;
+    const char *args[] = {"-t", "-c", s.conf, NULL};
+    cr_assert_eq(wt_run(&out, args, NULL), 1, "%s", out);
+    cr_assert(strstr(out, "b.key does not match certificate") != NULL, "%s", out);
+    free(out);
+    snprintf(conf, sizeof(conf),
+             "listen = ( { address = \"127.0.0.1:0\"; tls = { certificate = \"missing.crt\"; key = \"b.key\"; }; } );\n"
+             "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    wt_write_conf(&s, conf);
+    cr_assert_eq(wt_run(&out, args, NULL), 1, "%s", out);
+    cr_assert(strstr(out, "missing.crt") != NULL, "%s", out);
+    free(out);
+}
