@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "dev.h"
 #include "generation.h"
 #include "http.h"
 #include "loop.h"
@@ -71,7 +72,7 @@ static void send_json(h2o_req_t *req, int status, json_t *doc)
 
 static int on_admin_req(h2o_handler_t *self, h2o_req_t *req)
 {
-    if (weft_observe_handle(req, WEFT_ON_ADMIN))
+    if (weft_observe_handle(req, WEFT_ON_ADMIN) || weft_dev_admin(req))
         return 0;
     h2o_iovec_t path = req->path_normalized;
     int is_get = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) ||
@@ -98,7 +99,7 @@ static int on_admin_req(h2o_handler_t *self, h2o_req_t *req)
         send_json(req, 202, json_pack("{s:s}", "reload", "requested; see /status for the outcome"));
         return 0;
     }
-    weft_http_send_error(req, 404, "not found: the admin listener serves /status and /reload");
+    weft_http_send_error(req, 404, "not found: the admin listener serves /status, /reload (and /dev in dev mode)");
     return 0;
 }
 

@@ -635,6 +635,25 @@ static int parse_text(vctx *v, weft_config *cfg)
     return 0;
 }
 
+/* CPUs this process may use: the online count, capped by a cgroup v2 CPU
+ * limit (a 2-CPU pod on a 64-core node must not start 64 loops). */
+static long weft_cpu_quota(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
+    char quota[32] = "";
+    long period = 0;
+    if (f != NULL) {
+        if (fscanf(f, "%31s %ld", quota, &period) == 2 && strcmp(quota, "max") != 0 && period > 0) {
+            long limit = (atol(quota) + period - 1) / period;
+            if (limit >= 1 && limit < n)
+                n = limit;
+        }
+        fclose(f);
+    }
+    return n > 0 ? n : 1;
+}
+
 weft_config *weft_config_load(const char *path, weft_errors *errs)
 {
     char *text = slurp(path, errs);
@@ -661,7 +680,7 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
     }
     const config_setting_t *root = config_root_setting(&cfg->lc);
     check_keys(&v, root, "top level", top_keys);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long ncpu = weft_cpu_quota();
     cfg->threads = (int)get_int(&v, root, "", "threads", 1, 1024, ncpu > 0 ? ncpu : 1);
     load_listen(&v, cfg, root);
     load_admin(&v, cfg, root);

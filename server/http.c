@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dev.h"
 #include "dispatch.h"
 #include "generation.h"
 #include "log.h"
@@ -159,7 +160,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     weft_loop *L = weft_loop_current;
     weft_generation *g = L->gen;
-    if (weft_observe_handle(req, WEFT_ON_MAIN))
+    if (weft_observe_handle(req, WEFT_ON_MAIN) || weft_dev_intercept(req))
         return 0;
     unsigned method_bit = weft_method_bit(req->method.base, req->method.len);
     weft_match m;

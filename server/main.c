@@ -5,9 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "blocking.h"
 #include "config.h"
+#include "dev.h"
+#include "scaffold.h"
 #include "generation.h"
 #include "log.h"
 #include "server.h"
@@ -19,6 +22,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: weft [-c FILE] [-t]\n"
             "       weft reload [-c FILE]\n"
+            "       weft new-plugin NAME [DIR]\n"
+            "       weft dev [DIR]\n"
             "       weft --version | --help\n"
             "\n"
             "  -c, --config FILE  configuration file (default: %s)\n"
@@ -29,6 +34,9 @@ static void usage(FILE *out)
             "  -h, --help         print this help, then exit\n"
             "  reload             ask the running weft (found through the config's pid_file) to reload\n"
             "                     its configuration; the outcome is in its log and admin /status\n"
+            "  new-plugin NAME    write a ready-to-build plugin project DIR/NAME (default DIR: .)\n"
+            "  dev [DIR]          build every plugin project under DIR (default .), serve them on\n"
+            "                     127.0.0.1:8080, rebuild on save; Dev UI at http://127.0.0.1:9901/dev\n"
             "\n"
             "environment:\n"
             "  PORT               replaces the port of the first listen address\n"
@@ -88,12 +96,89 @@ static int signal_running(const char *config)
     return rc;
 }
 
+/* `weft dev`: a private PostgreSQL when nothing points at one, as
+ * `packaging/run.sh` does, stopped again when the server stops. */
+static int dev_database(const char *state_dir, char *pgdir, size_t size)
+{
+    pgdir[0] = '\0';
+    if (getenv("PGHOST") != NULL || getenv("PGSERVICE") != NULL || getenv("PGDATABASE") != NULL)
+        return 0;
+    const char *script = getenv("WEFT_PGDEV") != NULL ? getenv("WEFT_PGDEV") : WEFT_PGDEV_SCRIPT;
+    if (access(script, X_OK) != 0) {
+        weft_log_info("dev: no private PostgreSQL (%s not found); set PG* variables to use one", script);
+        return 0;
+    }
+    snprintf(pgdir, size, "%s/pg", state_dir);
+    char cmd[8192];
+    snprintf(cmd, sizeof(cmd), "'%s' start '%s' >&2 && '%s' env '%s'", script, pgdir, script, pgdir);
+    FILE *p = popen(cmd, "r");
+    char line[1024];
+    while (p != NULL && fgets(line, sizeof(line), p) != NULL) {
+        /* "export PGHOST=... PGPORT=..." */
+        char *save = NULL;
+        for (char *tok = strtok_r(line, " \n", &save); tok != NULL; tok = strtok_r(NULL, " \n", &save)) {
+            char *eq = strchr(tok, '=');
+            if (eq != NULL && strncmp(tok, "PG", 2) == 0) {
+                *eq = '\0';
+                setenv(tok, eq + 1, 1);
+            }
+        }
+    }
+    if (p == NULL || pclose(p) != 0 || getenv("PGHOST") == NULL) {
+        weft_log_warn("dev: the private PostgreSQL did not start; database routes will answer 503");
+        pgdir[0] = '\0';
+        return 0;
+    }
+    weft_log_info("dev: private PostgreSQL in %s (unix socket only); it stops with the server", pgdir);
+    return 0;
+}
+
+static int dev_main(const char *dir)
+{
+    char conf[4096];
+    if (weft_dev_prepare(dir, conf, sizeof(conf)) != 0)
+        return 1;
+    char state_dir[4096], pgdir[4200];
+    snprintf(state_dir, sizeof(state_dir), "%s", conf);
+    *strrchr(state_dir, '/') = '\0';
+    dev_database(state_dir, pgdir, sizeof(pgdir));
+    weft_generation *gen = load(conf, 0);
+    int rc = 1;
+    if (gen != NULL) {
+        weft_blocking_configure(gen->cfg->blocking.threshold_ms, gen->cfg->blocking.interval_s);
+        weft_dev_start_watching();
+        rc = weft_server_run(gen);
+    }
+    if (pgdir[0] != '\0') {
+        const char *script = getenv("WEFT_PGDEV") != NULL ? getenv("WEFT_PGDEV") : WEFT_PGDEV_SCRIPT;
+        char cmd[8400];
+        snprintf(cmd, sizeof(cmd), "'%s' stop '%s' >&2", script, pgdir);
+        if (system(cmd) != 0)
+            weft_log_warn("dev: could not stop the private PostgreSQL in %s", pgdir);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     /* Before any thread exists (worker pools start while the config is
      * loaded): every thread inherits the mask, so SIGTERM can only reach the
      * control thread's signalfd, never a thread that has not blocked it yet. */
     weft_signals_block_async();
+    if (argc >= 2 && strcmp(argv[1], "new-plugin") == 0) {
+        if (argc < 3 || argc > 4) {
+            fprintf(stderr, "usage: weft new-plugin NAME [DIR]\n");
+            return 2;
+        }
+        return weft_scaffold(argv[2], argc == 4 ? argv[3] : ".");
+    }
+    if (argc >= 2 && strcmp(argv[1], "dev") == 0) {
+        if (argc > 3) {
+            fprintf(stderr, "usage: weft dev [DIR]\n");
+            return 2;
+        }
+        return dev_main(argc == 3 ? argv[2] : ".");
+    }
     int reload = argc > 1 && strcmp(argv[1], "reload") == 0;
     if (reload) {
         argv[1] = argv[0];

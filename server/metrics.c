@@ -94,6 +94,18 @@ static uint64_t sum_loops(size_t offset)
     return total;
 }
 
+void weft_metrics_slot_totals(int slot, uint64_t *count, double *sum_seconds)
+{
+    *count = 0;
+    *sum_seconds = 0;
+    if (slot < 0)
+        return;
+    size_t base = offsetof(weft_loop_stats, slots) + (size_t)slot * sizeof(weft_slot_stats);
+    for (int c = 1; c <= 5; c++)
+        *count += sum_loops(base + offsetof(weft_slot_stats, code) + (size_t)c * sizeof(atomic_uint_fast64_t));
+    *sum_seconds = (double)sum_loops(base + offsetof(weft_slot_stats, sum_ns)) / 1e9;
+}
+
 static void histogram(FILE *f, const char *name, const char *labels, const uint64_t *buckets, uint64_t count,
                       double sum)
 {

@@ -49,6 +49,9 @@ static inline void weft_stat_add(atomic_uint_fast64_t *c, uint64_t v)
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, memory_order_relaxed);
 }
 
+/** Requests answered by a route series and their total latency, over all loops. */
+void weft_metrics_slot_totals(int slot, uint64_t *count, double *sum_seconds);
+
 struct weft_generation;
 /** Writes the whole exposition (text format 0.0.4) into a malloc'd buffer. */
 char *weft_metrics_render(const struct weft_generation *gen, size_t *len);
