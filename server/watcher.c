@@ -58,8 +58,8 @@ static void record(weft_watcher *w, const struct inotify_event *ev)
                      w->names[0] ? "," : "", plugin);
         w->last_ns = weft_now_ns();
     } else if (known && is_config_dir && (strcmp(name, w->config_name) == 0 || strcmp(name, "..data") == 0)) {
-        /* "..data": Kubernetes updates a mounted ConfigMap by swapping this
-         * symlink, never by writing the file itself. */
+        /* "..data": Kubernetes updates a mounted ConfigMap by renaming a new
+         * symlink over this one, never by writing the file itself. */
         w->pending |= 2;
         w->last_ns = weft_now_ns();
     }
@@ -128,7 +128,7 @@ void weft_watcher_free(weft_watcher *w)
 
 static void add(weft_watcher *w, const char *dir, int is_config_dir)
 {
-    int wd = inotify_add_watch(w->fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ONLYDIR);
+    int wd = inotify_add_watch(w->fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR);
     if (wd < 0) {
         if (errno != ENOENT)
             weft_log_warn("cannot watch %s: %s", dir, strerror(errno));
