@@ -89,6 +89,8 @@ METRICS = {
     "weft_request_duration_seconds": ("histogram", {"route", "policy"}),
     "weft_unmatched_requests_total": ("counter", {"code"}),
     "weft_inflight_requests": ("gauge", set()),
+    "weft_connections_open": ("gauge", set()),
+    "weft_connections_deferred_total": ("counter", set()),
     "weft_pool_size": ("gauge", {"pool"}),
     "weft_pool_busy_workers": ("gauge", {"pool"}),
     "weft_pool_queue_length": ("gauge", {"pool"}),
