@@ -668,7 +668,7 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
 {
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
-                                           "admin",     "watch",    "pid_file",    "observability", NULL};
+                                           "admin",     "watch",    "pid_file",    "observability", "user", NULL};
     weft_config *cfg = xcalloc(1, sizeof(*cfg));
     cfg->path = xstrdup(path);
     cfg->text = xstrdup(text);
@@ -686,6 +686,9 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
     load_admin(&v, cfg, root);
     config_setting_t *watch = member(&v, root, "", "watch", CONFIG_TYPE_BOOL);
     cfg->watch = watch != NULL && config_setting_get_bool(watch);
+    const char *user = get_string(&v, root, "", "user", NULL);
+    if (user != NULL && *user)
+        cfg->user = xstrdup(user);
     const char *pid_file = get_string(&v, root, "", "pid_file", NULL);
     if (pid_file != NULL && *pid_file)
         cfg->pid_file = pid_file[0] == '/' ? xstrdup(pid_file) : resolve_dir(cfg->path, pid_file);
@@ -738,6 +741,7 @@ void weft_config_free(weft_config *cfg)
     free(cfg->database.conninfo);
     free(cfg->admin.host);
     free(cfg->pid_file);
+    free(cfg->user);
     free(cfg->text);
     config_destroy(&cfg->lc);
     free(cfg->path);

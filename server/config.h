@@ -132,6 +132,7 @@ typedef struct weft_config {
     } admin;
     int watch;      /* reload when the config file changes */
     char *pid_file; /* NULL: none */
+    char *user;     /* switch to this user after binding when started as root; NULL: stay */
 } weft_config;
 
 /**

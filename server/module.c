@@ -158,6 +158,12 @@ static int ensure_private_dir(void)
     return 0;
 }
 
+void weft_module_chown_private(uid_t uid, gid_t gid)
+{
+    if (private_dir[0] != '\0' && chown(private_dir, uid, gid) != 0)
+        weft_log_warn("cannot hand %s to uid %u: %s", private_dir, (unsigned)uid, strerror(errno));
+}
+
 void weft_module_cleanup(void)
 {
     if (private_dir[0] != '\0')

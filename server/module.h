@@ -65,6 +65,8 @@ void weft_module_release(weft_module *m);
 
 /** Calls fn for every loaded module (old versions still draining included). */
 void weft_module_foreach(void (*fn)(const weft_module *m, void *ctx), void *ctx);
+/** Hands the private copy directory to the user the server switches to. */
+void weft_module_chown_private(uid_t uid, gid_t gid);
 /** Removes the private copy directory (at exit). */
 void weft_module_cleanup(void);
 

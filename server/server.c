@@ -14,6 +14,7 @@
 #include "listener.h"
 #include "log.h"
 #include "module.h"
+#include "privileges.h"
 #include "signals.h"
 #include "version.h"
 
@@ -320,14 +321,18 @@ int weft_server_run(weft_generation *gen)
     weft_srv.admin_fd = -1;
     weft_log_set_level(cfg->log.level);
     signal(SIGPIPE, SIG_IGN);
-    if (weft_control_init() != 0)
-        return 1;
-
     int n = cfg->threads;
     int *fds = NULL;
     if (weft_listeners_bind(cfg, n, &fds) != 0)
         return 1;
     if (cfg->admin.enabled && weft_listeners_bind_admin(cfg, &weft_srv.admin_fd) != 0 && !cfg->admin.is_default) {
+        weft_listeners_close(fds, (size_t)n * cfg->n_listen);
+        free(fds);
+        return 1;
+    }
+    /* Ports below 1024 and root-only key files are dealt with; nothing after
+     * this point needs root. */
+    if (weft_privileges_drop(cfg) != 0 || weft_control_init() != 0) {
         weft_listeners_close(fds, (size_t)n * cfg->n_listen);
         free(fds);
         return 1;

@@ -125,3 +125,22 @@ Test(check, missing_file_says_why)
               "%s", out);
     free(out);
 }
+
+Test(check, admin_listener_refuses_non_loopback_unless_allowed)
+{
+    wt_server s = {0};
+    char *out;
+    int rc = check(&s,
+                   "listen = [\"127.0.0.1:0\"];\nadmin = { listen = \"0.0.0.0:0\"; };\n"
+                   "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
+                   &out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, ":2: admin.listen: '0.0.0.0' is not a loopback address") != NULL, "%s", out);
+    free(out);
+    rc = check(&s,
+               "listen = [\"127.0.0.1:0\"];\nadmin = { listen = \"0.0.0.0:0\"; allow_remote = true; };\n"
+               "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
+               &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+}

@@ -192,3 +192,37 @@ Test(cli, version_and_help)
     cr_assert_eq(wt_run(&out, bad, NULL), 2);
     free(out);
 }
+
+static int uid_of(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    int uid = -1;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "Uid: %d", &uid) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return uid;
+}
+
+Test(security, drops_to_the_configured_user_after_binding, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false; user = \"nobody\";\n"
+                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"pool\"; });\n");
+    wt_resp r;
+    cr_assert_eq(wt_http(&s, "GET", "/hello", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    wt_resp_free(&r);
+    char *log = wt_read_log(&s);
+    if (geteuid() == 0) {
+        cr_assert_eq(uid_of(s.pid), 65534, "every thread must run as nobody:\n%s", log);
+        cr_assert(strstr(log, "running as user nobody") != NULL, "%s", log);
+    } else {
+        cr_assert(strstr(log, "was not started as root") != NULL, "%s", log);
+    }
+    free(log);
+    cr_assert_eq(wt_stop(&s), 0);
+}
