@@ -415,3 +415,66 @@ Test(reload, two_hundred_reloads_do_not_grow_memory_or_fds)
     cr_assert_lt(rss1 - rss0, 4096, "RSS grew %ld KiB over 200 reloads", rss1 - rss0);
 #endif
 }
+
+static void wait_log_text(const char *needle)
+{
+    for (int i = 0; i < 100; i++) {
+        char *log = wt_read_log(&srv);
+        int found = strstr(log, needle) != NULL;
+        free(log);
+        if (found)
+            return;
+        usleep(50000);
+    }
+    char *log = wt_read_log(&srv);
+    cr_assert_fail("'%s' not in log:\n%s", needle, log);
+}
+
+Test(reload, restart_only_settings_are_refused_not_ignored)
+{
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads = 3;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "plugin_dirs = [\"%s\"];\nroutes = ({ path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; "
+             "options = { tag = \"threads\"; }; });\n",
+             plugdir);
+    wt_write_conf(&srv, conf);
+    sighup();
+    wait_log_text("only change with a restart: threads 2 -> 3");
+    wait_for("/ver", "tag=t0", 200);
+}
+
+Test(reload, a_plugin_whose_init_fails_is_refused)
+{
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "plugin_dirs = [\"%s\"];\nroutes = ({ path = \"/ver\"; plugin = \"init_fails\"; dispatch = \"pool\"; });\n",
+             plugdir);
+    wt_write_conf(&srv, conf);
+    sighup();
+    wait_log_text("database password missing");
+    wait_log_text("keeps serving");
+    wait_for("/ver", "ver=A tag=t0", 200);
+}
+
+Test(reload, watch_reloads_when_the_config_file_changes)
+{
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\nwatch = true;\n"
+             "plugin_dirs = [\"%s\"];\nroutes = ({ path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; "
+             "options = { tag = \"%s\"; }; });\n",
+             plugdir, "w1");
+    wt_write_conf(&srv, conf);
+    sighup(); /* turns watching on */
+    wait_for("/ver", "tag=w1", 3000);
+    snprintf(conf, sizeof(conf),
+             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\nwatch = true;\n"
+             "plugin_dirs = [\"%s\"];\nroutes = ({ path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; "
+             "options = { tag = \"%s\"; }; });\n",
+             plugdir, "w2");
+    wt_write_conf(&srv, conf); /* no signal: the file change alone reloads */
+    wait_for("/ver", "tag=w2", 3000);
+    wait_log_text("config file changed");
+}
