@@ -193,9 +193,12 @@ static void f_db_query_async(weft_req *r, const char *sql, int nparams, const ch
 }
 static int f_rows(const weft_result *res) { return res->rows; }
 static int f_cols(const weft_result *res) { return 2; }
+/* As server/db_host.c: NULL for SQL NULL and for a row or column that is
+ * not there (the plugin reads row 0 before it checks the row count). */
 static const char *f_value(const weft_result *res, int row, int col)
 {
-    CHECK(row >= 0 && row < res->rows && col >= 0 && col < 2);
+    if (row < 0 || row >= res->rows || col < 0 || col >= 2)
+        return NULL;
     return res->v[col];
 }
 static long long f_affected(const weft_result *res) { return res->affected; }

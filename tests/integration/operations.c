@@ -297,3 +297,83 @@ Test(limits, max_connections_defers_accepting_until_one_closes, .timeout = 60)
     free(m);
     cr_assert_eq(wt_stop(&s), 0);
 }
+
+static int count_fds(pid_t pid)
+{
+    char cmd[96];
+    snprintf(cmd, sizeof(cmd), "ls /proc/%d/fd | wc -l", (int)pid);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    cr_assert_eq(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    return n;
+}
+
+/* utime + stime of a process, in clock ticks */
+static long cpu_ticks(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    long utime = 0, stime = 0;
+    /* fields after the command: state is 3rd; utime and stime are 14th and 15th */
+    cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime), 2);
+    return utime + stime;
+}
+
+static int request_on(int fd)
+{
+    if (write(fd, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n", 32) != 32)
+        return -1;
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char buf[512];
+    ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return strstr(buf, "200 OK") != NULL ? 200 : 0;
+}
+
+Test(limits, out_of_file_descriptors_backs_off_and_recovers, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    int kept = connect_raw(s.port);
+    cr_assert_eq(request_on(kept), 200);
+    /* leave room for exactly three more descriptors */
+    int limit = count_fds(s.pid) + 3;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "prlimit --pid %d --nofile=%d:%d", (int)s.pid, limit, limit);
+    cr_assert_eq(system(cmd), 0, "prlimit (util-linux) is needed");
+    enum { N = 8 };
+    int c[N];
+    for (int i = 0; i < N; i++)
+        c[i] = connect_raw(s.port);
+    usleep(300000);
+    /* the established connection is still served while accept has no fds */
+    cr_assert_eq(request_on(kept), 200);
+    char *log = wt_read_log(&s);
+    cr_assert(strstr(log, "Too many open files") != NULL && strstr(log, "pausing new connections") != NULL, "%s",
+              log);
+    free(log);
+    /* and it is not spinning on the readable listener: it sleeps between retries */
+    long t0 = cpu_ticks(s.pid);
+    usleep(1000000);
+    long used = cpu_ticks(s.pid) - t0;
+    cr_assert_lt(used, sysconf(_SC_CLK_TCK) / 2, "%ld CPU ticks in 1 s while out of descriptors: spinning", used);
+    for (int i = 0; i < N; i++)
+        close(c[i]);
+    usleep(400000);
+    int fresh = connect_raw(s.port);
+    cr_assert_eq(request_on(fresh), 200, "new connections succeed once descriptors free up");
+    close(fresh);
+    close(kept);
+    cr_assert_eq(wt_stop(&s), 0);
+}
