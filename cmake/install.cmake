@@ -39,6 +39,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/plugins/hello/hello.c DESTINATION ${WEFT_EXA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sql/ DESTINATION ${CMAKE_INSTALL_DATADIR}/weft/sql
   FILES_MATCHING PATTERN "*.sql")
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/packaging/weft-setup-db DESTINATION ${CMAKE_INSTALL_SBINDIR})
+# `weft dev`'s private PostgreSQL (configure with WEFT_PGDEV_SCRIPT pointing
+# here): one level below the schema, which it finds as ../sql.
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/packaging/pgdev.sh DESTINATION ${CMAKE_INSTALL_DATADIR}/weft/pgdev)
 
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/weft.8 ${PROJECT_SOURCE_DIR}/packaging/weft-setup-db.8
   DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)

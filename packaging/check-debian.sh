@@ -8,12 +8,14 @@
 # idempotent), starts /usr/sbin/weft exactly as the unit's ExecStartPre and
 # ExecStart do (as user weft, clean environment, RUNTIME_DIRECTORY, a
 # notify socket and a watchdog, since there is no running systemd here), and
-# checks: the endpoints answer; an edit to /etc/weft/weft.conf is applied by
-# the unit's ExecReload and by `weft reload`; a plugin built out of tree
-# with weft-dev and pkg-config and renamed into /usr/local/lib/weft/plugins
-# is served, and replacing it swaps it live; weft reports READY, RELOADING,
-# WATCHDOG and STOPPING; `systemd-analyze verify` accepts the unit; SIGTERM
-# stops it with status 0; `apt-get purge` leaves nothing behind.
+# checks: the endpoints answer (/hello, health, the persons API, the admin's
+# /status and /metrics); an edit to /etc/weft/weft.conf is applied by the
+# unit's ExecReload and by `weft reload`; a plugin built out of tree with
+# weft-dev and pkg-config and renamed into /usr/local/lib/weft/plugins is
+# served, and replacing it swaps it live; `weft new-plugin` projects build;
+# weft reports READY, RELOADING, WATCHDOG and STOPPING; `systemd-analyze
+# verify` accepts the unit; SIGTERM stops it with status 0; `apt-get purge`
+# leaves nothing behind. It prints PASS or FAIL for each step and a summary.
 #
 # It needs root (it installs packages and starts the system cluster) and
 # ports 8080 and 9901 free. Whatever it creates — the packages, the user, the
@@ -258,6 +260,8 @@ for m in weft weft-setup-db; do
   man -w "$m" >/dev/null 2>&1 || fail "no man page $m(8)"
 done
 [ -x /usr/sbin/weft-setup-db ] || fail "no /usr/sbin/weft-setup-db"
+# Paths compiled into the binary must be the installed ones.
+! grep -q "$tmp/src" /usr/sbin/weft || fail "/usr/sbin/weft refers to the build tree $tmp/src"
 ls /usr/share/weft/sql/*.sql >/dev/null 2>&1 || fail "no /usr/share/weft/sql/*.sql"
 pass
 
@@ -426,9 +430,13 @@ eventually() {
   done
 }
 
-step "the endpoints answer: /hello, the admin /status$([ "$has_persons" -eq 1 ] && echo ", /{pool,coroutine,reactive}/persons/1")"
+step "the endpoints answer: /hello, /health/ready, the admin's /status and /metrics$([ "$has_persons" -eq 1 ] && echo ", /{pool,coroutine,reactive}/persons/1")"
 expect "$http/hello" 200 hello
+expect "$http/health/live" 200 ""
+# Ready includes the database, which weft-setup-db prepared.
+expect "$http/health/ready" 200 ""
 expect "$admin/status" 200 "{"
+expect "$admin/metrics" 200 "weft_"
 if [ "$has_persons" -eq 1 ]; then
   name=$(pg_query "SELECT name FROM person WHERE id = 1" weft)
   [ -n "$name" ] || fail "the seed data has no person 1"
@@ -501,6 +509,17 @@ make_dropin "swapped in"
 eventually "$http/check/dropin" 200 "swapped in"
 pass
 
+step "weft new-plugin scaffolds a project that builds with make against the installed weft-dev"
+mkdir "$tmp/scaffold"
+(cd "$tmp" && /usr/sbin/weft new-plugin greeter "$tmp/scaffold") >"$tmp/scaffold.log" 2>&1 ||
+  { cat "$tmp/scaffold.log" >&2; fail "weft new-plugin greeter failed"; }
+make -C "$tmp/scaffold/greeter" >>"$tmp/scaffold.log" 2>&1 || { cat "$tmp/scaffold.log" >&2; fail "make failed"; }
+[ -f "$tmp/scaffold/greeter/greeter.so" ] || fail "make built no greeter.so"
+if grep -rn "$tmp/src" "$tmp/scaffold" >&2; then
+  fail "the scaffold refers to the build tree (above)"
+fi
+pass
+
 step "systemd-analyze verify $unit"
 if ! systemd-analyze verify "$unit" >"$tmp/verify.log" 2>&1; then
   cat "$tmp/verify.log" >&2
@@ -547,8 +566,21 @@ for f in /run/weft/*; do
   # plugin directory; systemd removes RuntimeDirectory when the unit stops.
   note "weft -t left an empty $f behind"
 done
-if grep -Eiq 'error|refused' "$tmp/weft.log"; then
-  grep -Ei 'error|refused' "$tmp/weft.log" >&2
+# Known server race (reported): the control thread's first watchdog check
+# can run before a loop stores its first heartbeat, and then logs "event
+# loop N has not turned for <the machine's uptime> ms". Only that form — an
+# age longer than this weft has been running, so no real stall — is tolerated.
+ran=$(($(date +%s) - started + 2))
+grep -Ei 'error|refused' "$tmp/weft.log" | while read -r line; do
+  ms=$(echo "$line" | sed -n 's/.*event loop [0-9]* has not turned for \([0-9]*\) ms.*/\1/p')
+  if [ -n "$ms" ] && [ $((ms / 1000)) -gt "$ran" ]; then
+    note "known start-up race, not a stuck loop: $line"
+  else
+    echo "$line"
+  fi
+done >"$tmp/errors.log"
+if [ -s "$tmp/errors.log" ]; then
+  cat "$tmp/errors.log" >&2
   fail "weft logged errors (above)"
 fi
 stop_pid "$notify_pid" 2

@@ -28,4 +28,6 @@ run_suite build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "=== Kubernetes manifests" >&2
 WEFT_BIN=build-test/server/weft WEFT_PLUGIN_PATH=build-test/plugins packaging/k8s/check.sh
 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZER=address
+echo "=== Debian packages: build, lintian, install, serve, reload, drop-in, purge" >&2
+packaging/check-debian.sh
 echo "all test suites passed" >&2

@@ -188,12 +188,16 @@ static void build(project *p)
                        p->name, output);
         return;
     }
-    /* Into the plugin directory by rename: the server's watcher sees one complete file. */
-    if (rename(out_tmp, out) != 0) {
+    /* Into the plugin directory by rename: the server's watcher sees one
+     * complete file. 0755 whatever the umask: the loader refuses
+     * group-writable plugins. */
+    if (chmod(out_tmp, 0755) != 0 || rename(out_tmp, out) != 0) {
         weft_log_error("dev: cannot install %s: %s", out, strerror(errno));
         return;
     }
+    pthread_mutex_lock(&mu);
     p->built = 1;
+    pthread_mutex_unlock(&mu);
     weft_log_info("dev: built %s in %llu ms%s%s", p->name, (unsigned long long)((weft_now_ns() - t0) / 1000000u),
                   output[0] ? "; compiler said:\n" : "", output);
 }
@@ -254,23 +258,31 @@ static int write_config(void)
 
 /* ---- the source watcher ---- */
 
+/* Watches exist before the first build, so no save between the first build
+ * and the watcher thread's start is lost. */
+static int watch_fd = -1;
+static int wds[MAX_PROJECTS + 1];
+static int watched;
+
+static void watch_projects(void)
+{
+    for (; watch_fd >= 0 && watched < n_projects; watched++)
+        wds[watched] = inotify_add_watch(watch_fd, projects[watched].dir, IN_CLOSE_WRITE | IN_MOVED_TO);
+}
+
 static void *watch_main(void *arg)
 {
     (void)arg;
-    int fd = inotify_init1(IN_CLOEXEC);
-    if (fd < 0) {
-        weft_log_error("dev: inotify: %s; sources are not watched", strerror(errno));
+    int fd = watch_fd;
+    if (fd < 0)
         return NULL;
-    }
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
-    int wds[MAX_PROJECTS + 1];
-    wds[MAX_PROJECTS] = inotify_add_watch(fd, root, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
-    int watched = 0;
     for (;;) {
-        for (; watched < n_projects; watched++)
-            wds[watched] = inotify_add_watch(fd, projects[watched].dir, IN_CLOSE_WRITE | IN_MOVED_TO);
+        pthread_mutex_lock(&mu);
+        watch_projects();
+        pthread_mutex_unlock(&mu);
         int dirty[MAX_PROJECTS] = {0}, rescan = 0;
         _Alignas(struct inotify_event) char buf[8192];
         /* wait for an event, then let a burst (an editor's save) settle */
@@ -547,8 +559,14 @@ int weft_dev_prepare(const char *dir, char *conf_out, size_t size)
     snprintf(confpath, sizeof(confpath), "%s/weft.conf", state);
     if (make_dir(state) != 0 || make_dir(plugdir) != 0 || make_dir(builddir) != 0)
         return -1;
+    watch_fd = inotify_init1(IN_CLOEXEC);
+    if (watch_fd < 0)
+        weft_log_error("dev: inotify: %s; sources are not watched", strerror(errno));
+    else
+        wds[MAX_PROJECTS] = inotify_add_watch(watch_fd, root, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
     pthread_mutex_lock(&mu);
     scan();
+    watch_projects();
     pthread_mutex_unlock(&mu);
     if (n_projects == 0)
         weft_log_warn("dev: no plugin project in %s (a directory NAME with NAME.c); create one with `weft new-plugin "

@@ -13,6 +13,7 @@
 #include "scaffold.h"
 #include "generation.h"
 #include "log.h"
+#include "module.h"
 #include "server.h"
 #include "signals.h"
 #include "version.h"
@@ -211,15 +212,18 @@ int main(int argc, char **argv)
     weft_generation *gen = load(config, test);
     if (test) {
         if (gen == NULL) {
+            weft_module_cleanup();
             fprintf(stderr, "weft: configuration file %s test failed\n", config);
             return 1;
         }
         fprintf(stderr, "weft: configuration file %s is valid (%zu routes, %zu plugins)\n", config, gen->n_routes,
                 gen->n_modules);
         weft_generation_release(gen);
+        weft_module_cleanup(); /* the empty private copy directory */
         return 0;
     }
     if (gen == NULL) {
+        weft_module_cleanup();
         fprintf(stderr, "weft: not starting: configuration file %s is invalid\n", config);
         return 1;
     }

@@ -83,6 +83,7 @@ static const char makefile_tpl[] =
     "\n"
     "@N@.so: @N@.c\n"
     "\t$(CC) $(CFLAGS) $(WEFT_CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $<\n"
+    "\tchmod go-w $@  # weft refuses group- or world-writable plugins\n"
     "\n"
     "clean:\n"
     "\trm -f @N@.so\n"
@@ -154,6 +155,8 @@ int weft_scaffold(const char *name, const char *dir)
         fprintf(stderr, "weft: cannot create %s: %s\n", proj, strerror(errno));
         return 1;
     }
+    /* whatever the umask: weft refuses plugins in group-writable places */
+    chmod(proj, 0755);
     struct {
         const char *file, *tpl;
     } files[] = {{".c", source_tpl}, {"Makefile", makefile_tpl}, {"route.conf", route_tpl}, {"README.md", readme_tpl}};

@@ -246,6 +246,8 @@ static void *loop_main(void *arg)
     weft_coro_thread_init();
     if (loop_setup(L) != 0)
         weft_fatal("cannot set up event loop %d", L->index);
+    /* before "ready": the watchdog must never read a loop that never beat */
+    atomic_store_explicit(&L->heartbeat_ns, weft_now_ns(), memory_order_relaxed);
     pthread_mutex_lock(&ready_mu);
     loops_ready++;
     pthread_cond_broadcast(&ready_cv);

@@ -50,9 +50,12 @@ run_one() {
     seeds=$SRC/tests/fuzz/corpus/$t
     work=$BUILD/corpus/$t # new inputs go here, never into the committed seeds
     log=$BUILD/artifacts/$t.log
+    dict=
+    [ -f "$SRC/tests/fuzz/$t.dict" ] && dict=-dict=$SRC/tests/fuzz/$t.dict
     mkdir -p "$work"
     echo "== $t: ${SECONDS_EACH}s (log: $log)"
-    if "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+    # shellcheck disable=SC2086
+    if "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=8192 $dict \
         -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t-" "$work" "$seeds" >"$log" 2>&1; then
         execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         cov=$(grep -E '^#[0-9]+.*(DONE|pulse)' "$log" | tail -1 | sed -n 's/.*cov: \([0-9]*\).*/\1/p')

@@ -135,7 +135,13 @@ typedef struct weft_host {
     int (*res_printf)(weft_req *req, const char *fmt, ...) WEFT_PRINTF(2, 3);
     /** Replace the response with `status` and a plain-text `message`. */
     int (*res_error)(weft_req *req, int status, const char *message);
-    /** Reactive handlers: the response is complete (after returning WEFT_AGAIN). Loop thread only. */
+    /**
+     * Reactive handlers: the response is complete (after returning WEFT_AGAIN).
+     * Any thread; from another thread the completion is posted to the
+     * request's loop. Callbacks of the *_async primitives may run before the
+     * call that registered them returns (e.g. a free lock, a database known to
+     * be down); done() inside them is safe.
+     */
     void (*done)(weft_req *req, int rc);
 
     /* ---- blocking-style primitives: block under `pool`, suspend the coroutine under `coroutine` ---- */
