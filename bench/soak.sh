@@ -84,6 +84,8 @@ while kill -0 "$WRK" 2>/dev/null; do
     # "start" is sampled after 20 s of load: lazily opened database
     # connections, touched pool stacks and caches are warm-up, not growth.
     if [[ -z $RSS0 && $i -ge 2 ]]; then RSS0=$(rss); FD0=$(fds); log "start sample: RSS ${RSS0} KiB, ${FD0} fds"; fi
+    # "end" is the last sample taken under the same load (64 client sockets open)
+    if [[ -n $RSS0 ]]; then RSS1=$(rss); FD1=$(fds); fi
     sleep 5
     cp "$BUILD/plugins/delay.so" "$TMP/plugins/.delay.so.new" && mv "$TMP/plugins/.delay.so.new" "$TMP/plugins/delay.so"
     swaps=$((swaps + 1))
@@ -91,9 +93,8 @@ while kill -0 "$WRK" 2>/dev/null; do
     i=$((i + 1)); write_conf "$i"; kill -HUP "$WEFT_PID"; reloads=$((reloads + 1))
 done
 wait "$WRK" || true
-sleep 2
 RSS0=${RSS0:-$(rss)}; FD0=${FD0:-$(fds)}
-RSS1=$(rss); FD1=$(fds)
+RSS1=${RSS1:-$(rss)}; FD1=${FD1:-$(fds)}
 REQS=$(awk '/requests in/ {print $1}' "$TMP/wrk.out")
 NON2XX=$(awk '/Non-2xx/ {print $NF}' "$TMP/wrk.out"); NON2XX=${NON2XX:-0}
 SOCK=$(awk -F'[ ,]+' '/Socket errors/ {print $4+$6+$8+$10}' "$TMP/wrk.out"); SOCK=${SOCK:-0}
@@ -110,8 +111,8 @@ $((SECS / 60)) minutes of \`wrk -t2 -c64\` spread at random over every route and
 every 10 s and the config edited and reloaded (SIGHUP) every 10 s.
 Command: \`SOAK_SECONDS=$SECS bench/soak.sh --write\` ($(date -u +%Y-%m-%d)).
 
-| requests | non-2xx | socket errors | plugin swaps | config reloads | generations applied | RSS after 20 s → end | fds after 20 s → end |
-|---|---|---|---|---|---|---|
+| requests | non-2xx | socket errors | plugin swaps | config reloads | generations applied | RSS after 20 s → last 10 s | fds after 20 s → last 10 s |
+|---|---|---|---|---|---|---|---|
 | $REQS | $NON2XX | $SOCK | $swaps | $reloads | $OKRELOADS | $((RSS0 / 1024)) → $((RSS1 / 1024)) MiB | $FD0 → $FD1 |
 
 Targets: errors 0 — $([[ $NON2XX == 0 && $SOCK == 0 ]] && echo met || echo missed);
