@@ -10,9 +10,11 @@
 # server with WEFT_TEST_BIN and WEFT_TEST_PLUGIN_DIR (tests/support/harness.c).
 #
 # Every TSan report fails the run: with halt_on_error the server exits with
-# status 66 at its first report, which the suites' fini (and wt_run's callers)
-# see; and every report is also written to $OUT/tsan.<pid>, which this script
-# prints and counts, so a report from a process nobody waits for still fails.
+# status 66 at its first report, which fails the requests in flight, wt_run's
+# callers and the suites' exit-status check in .fini (whose message this
+# script looks for, since Criterion 2.4.1 does not fail a test on a .fini
+# assertion); and every report is also written to $OUT/tsan.<pid>, which this
+# script prints and counts, so no report goes unseen.
 # tests/tsan.supp holds the only suppressions, each justified there.
 #
 # Environment: WEFT_TSAN_BUILD (default <source>/build-tsan),
@@ -36,20 +38,21 @@ if ! grep -q WEFT_TEST_BIN "$SRC/tests/support/harness.c"; then
 fi
 
 echo "== TSan build of the server and plugins: $TSAN_BUILD"
+mkdir -p "$TSAN_BUILD" "$TEST_BUILD"
 cmake -S "$SRC" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_SANITIZER=thread -DWEFT_TESTS=OFF \
-    >"$TSAN_BUILD.configure.log" 2>&1 || { cat "$TSAN_BUILD.configure.log" >&2; exit 1; }
-cmake --build "$TSAN_BUILD" -j "$NPROC" >"$TSAN_BUILD.build.log" 2>&1 || { tail -50 "$TSAN_BUILD.build.log" >&2; exit 1; }
+    >"$TSAN_BUILD/configure.log" 2>&1 || { cat "$TSAN_BUILD/configure.log" >&2; exit 1; }
+cmake --build "$TSAN_BUILD" -j "$NPROC" >"$TSAN_BUILD/build.log" 2>&1 || { tail -50 "$TSAN_BUILD/build.log" >&2; exit 1; }
 
 echo "== test binaries (plain build): $TEST_BUILD"
 cmake -S "$SRC" -B "$TEST_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_TESTS=ON \
-    >"$TEST_BUILD.configure.log" 2>&1 || { cat "$TEST_BUILD.configure.log" >&2; exit 1; }
+    >"$TEST_BUILD/configure.log" 2>&1 || { cat "$TEST_BUILD/configure.log" >&2; exit 1; }
 targets=
 for t in $TESTS; do
     targets="$targets test_integration_$t"
 done
 # shellcheck disable=SC2086
-cmake --build "$TEST_BUILD" -j "$NPROC" --target $targets >"$TEST_BUILD.build.log" 2>&1 ||
-    { tail -50 "$TEST_BUILD.build.log" >&2; exit 1; }
+cmake --build "$TEST_BUILD" -j "$NPROC" --target $targets >"$TEST_BUILD/build.log" 2>&1 ||
+    { tail -50 "$TEST_BUILD/build.log" >&2; exit 1; }
 
 OUT=$(mktemp -d /tmp/weft-tsan.XXXXXX)
 PGTMP=
@@ -80,7 +83,9 @@ failed=0
 for t in $TESTS; do
     bin=$TEST_BUILD/tests/test_integration_$t
     echo "== $t (against $WEFT_TEST_BIN)"
-    if "$bin" --jobs "$JOBS" >"$OUT/$t.log" 2>&1; then
+    # Criterion 2.4.1 ignores assertions in a suite's .fini, where the suites
+    # check the server's exit status: look for their message as well.
+    if "$bin" --jobs "$JOBS" >"$OUT/$t.log" 2>&1 && ! grep -q 'weft exited with' "$OUT/$t.log"; then
         grep -E '^\[====\]' "$OUT/$t.log" || true
     else
         failed=1
@@ -89,7 +94,7 @@ for t in $TESTS; do
     fi
 done
 
-reports=$(ls "$OUT"/tsan.* 2>/dev/null | wc -l)
+reports=$(find "$OUT" -name "tsan.*" -type f | wc -l)
 if [ "$reports" -gt 0 ]; then
     failed=1
     echo "== $reports ThreadSanitizer report file(s):" >&2

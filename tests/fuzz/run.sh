@@ -30,9 +30,10 @@ if ! command -v "${CC:-clang}" >/dev/null 2>&1; then
     exit 2
 fi
 
+mkdir -p "$BUILD"
 CC=${CC:-clang} cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DWEFT_FUZZ=ON -DWEFT_SANITIZER=address -DWEFT_TESTS=OFF >"$BUILD.configure.log" 2>&1 ||
-    { cat "$BUILD.configure.log" >&2; exit 1; }
+    -DWEFT_FUZZ=ON -DWEFT_SANITIZER=address -DWEFT_TESTS=OFF >"$BUILD/configure.log" 2>&1 ||
+    { cat "$BUILD/configure.log" >&2; exit 1; }
 if ! grep -q weft_fuzz "$BUILD/Makefile" "$BUILD/build.ninja" 2>/dev/null; then
     echo "run.sh: $BUILD has no fuzz targets: the root CMakeLists.txt must add tests/fuzz when WEFT_FUZZ is ON" >&2
     exit 2
@@ -40,9 +41,9 @@ fi
 cmake --build "$BUILD" --target weft_fuzz -j "$(nproc)"
 
 mkdir -p "$BUILD/artifacts" "$BUILD/corpus"
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$SRC/tests/fuzz/lsan.supp:print_suppressions=0}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$SRC/tests/fuzz/lsan.supp:print_suppressions=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 run_one() {
     t=$1
@@ -59,7 +60,7 @@ run_one() {
         -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t-" "$work" "$seeds" >"$log" 2>&1; then
         execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         cov=$(grep -E '^#[0-9]+.*(DONE|pulse)' "$log" | tail -1 | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
-        echo "   $t: ok, ${execs:-?} executions, coverage ${cov:-?}, corpus $(ls "$work" | wc -l) + $(ls "$seeds" | wc -l) seeds"
+        echo "   $t: ok, ${execs:-?} executions, coverage ${cov:-?}, corpus $(find "$work" -type f | wc -l) + $(find "$seeds" -type f | wc -l) seeds"
         return 0
     fi
     echo "   $t: FAILED" >&2
@@ -78,7 +79,7 @@ else
     for t in $TARGETS; do
         run_one "$t" &
         pids="$pids $!"
-        if [ "$(echo $pids | wc -w)" -ge "$jobs" ]; then
+        if [ "$(echo "$pids" | wc -w)" -ge "$jobs" ]; then
             for p in $pids; do wait "$p" || failed=1; done
             pids=
         fi

@@ -24,7 +24,7 @@ static const char *conf = "threads = 2;\n"
                           "routes = (\n" ROUTES("pool") ROUTES("coroutine") ROUTES("reactive")
                           "  { path = \"/four/delay\"; plugin = \"delay\"; dispatch = \"pool\"; pool = \"four\"; options = { ms = 200; }; },\n"
                           "  { path = \"/tiny/delay\"; plugin = \"delay\"; dispatch = \"pool\"; pool = \"tiny\"; options = { ms = 500; }; },\n"
-                          "  { path = \"/fifo/locked\"; plugin = \"locked\"; dispatch = \"coroutine\"; options = { workers = 1; hold_ms = 40; }; },\n"
+                          "  { path = \"/fifo/locked\"; plugin = \"locked\"; dispatch = \"coroutine\"; options = { workers = 1; hold_ms = 700; }; },\n"
                           "  { path = \"/pool/block\"; plugin = \"blocker\"; dispatch = \"pool\"; options = { ms = 60; }; },\n"
                           "  { path = \"/coroutine/block\"; plugin = \"blocker\"; dispatch = \"coroutine\"; options = { ms = 60; }; }\n"
                           ");\n";
@@ -200,8 +200,10 @@ static void *fifo_client(void *arg)
     return NULL;
 }
 
-/* One worker object, 40 ms per holder: requests that arrive 15 ms apart must
- * get the lock in arrival order (a LIFO wait queue reverses the tail). */
+/* One worker object held 700 ms per request. The first client takes it;
+ * the next seven arrive 80 ms apart while it is still held, so they queue in
+ * a known order with wide margins, and must be served in that order (a LIFO
+ * wait queue would reverse them). */
 Test(policies, lock_waiters_are_served_fifo)
 {
     enum { N = 8 };
@@ -210,7 +212,7 @@ Test(policies, lock_waiters_are_served_fifo)
     for (int i = 0; i < N; i++) {
         c[i] = (client){&srv, i, 0};
         pthread_create(&t[i], NULL, fifo_client, &c[i]);
-        usleep(15000);
+        usleep(i == 0 ? 100000 : 80000);
     }
     for (int i = 0; i < N; i++)
         pthread_join(t[i], NULL);
