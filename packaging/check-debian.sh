@@ -366,7 +366,7 @@ install -d -o weft -g weft -m 0755 /run/weft
 (as_service -- $exec_pre) >"$tmp/pre.log" 2>&1 || { cat "$tmp/pre.log" >&2; fail "ExecStartPre failed"; }
 # What the main process itself will put into /run/weft is told apart from
 # what the weft -t runs leave there.
-run_entries() { for f in /run/weft/*; do [ -e "$f" ] && echo "$f"; done; }
+run_entries() { for f in /run/weft/*; do if [ -e "$f" ]; then echo "$f"; fi; done; }
 run_entries >"$tmp/run.before"
 # A notify socket standing in for systemd's: every datagram, one line per field.
 mkdir -m 0711 "$tmp/notify"

@@ -28,6 +28,10 @@ run_suite build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "=== Kubernetes manifests" >&2
 WEFT_BIN=build-test/server/weft WEFT_PLUGIN_PATH=build-test/plugins packaging/k8s/check.sh
 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZER=address
+echo "=== fuzzing: every libFuzzer target for ${WEFT_FUZZ_SECONDS:-60} s under ASan+UBSan" >&2
+tests/fuzz/run.sh "${WEFT_FUZZ_SECONDS:-60}"
+echo "=== ThreadSanitizer: the concurrency tests against a TSan server" >&2
+tests/tsan.sh
 echo "=== Debian packages: build, lintian, install, serve, reload, drop-in, purge" >&2
 packaging/check-debian.sh
 echo "all test suites passed" >&2

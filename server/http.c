@@ -163,8 +163,17 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (weft_observe_handle(req, WEFT_ON_MAIN) || weft_dev_intercept(req))
         return 0;
     unsigned method_bit = weft_method_bit(req->method.base, req->method.len);
+    /* Route on the raw path, not h2o's decoded one: "%2F" must not become a
+     * separator and a parameter must be decoded once, not twice. */
+    size_t raw_len = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
+    char *norm = h2o_mem_alloc_pool(&req->pool, raw_len + 2);
+    long norm_len = weft_path_normalize(req->path.base, raw_len, norm);
+    if (norm_len < 0 || (req->query_at != SIZE_MAX && memmem(req->path.base + req->query_at, req->path.len - req->query_at, "%00", 3) != NULL)) {
+        weft_http_send_error(req, 400, "bad request target: an encoded NUL (%00) or a path above the root");
+        return 0;
+    }
     weft_match m;
-    weft_router_match(g->router, req->path_normalized.base, req->path_normalized.len, method_bit, &m);
+    weft_router_match(g->router, norm, (size_t)norm_len, method_bit, &m);
     if (m.status == 404) {
         weft_stat_add(&L->stats->unmatched[0], 1);
         weft_http_send_error(req, 404, "not found: no route matches this path");

@@ -111,34 +111,41 @@ static int check_owner_mode(const char *what, const char *path, const struct sta
     return 0;
 }
 
-static int check_safe(const char *path, struct stat *st, char *why, size_t size)
+/* The file and every directory above it up to "/": a symlink anywhere on
+ * the way is followed (realpath) and the place it leads to is what counts. */
+static int check_safe(const char *path, char *real, struct stat *st, char *why, size_t size)
 {
-    if (lstat(path, st) != 0) {
-        snprintf(why, size, "cannot stat %s: %s", path, strerror(errno));
+    if (realpath(path, real) == NULL) {
+        snprintf(why, size, "cannot resolve %s: %s", path, strerror(errno));
         return -1;
     }
-    if (S_ISLNK(st->st_mode) && stat(path, st) != 0) {
-        snprintf(why, size, "cannot follow %s: %s", path, strerror(errno));
+    if (stat(real, st) != 0 || !S_ISREG(st->st_mode)) {
+        snprintf(why, size, "%s is not a regular file", real);
         return -1;
     }
-    if (!S_ISREG(st->st_mode)) {
-        snprintf(why, size, "%s is not a regular file", path);
-        return -1;
-    }
-    if (check_owner_mode("plugin file", path, st, why, size) != 0)
+    if (check_owner_mode("plugin file", real, st, why, size) != 0)
         return -1;
     char dir[4096];
-    snprintf(dir, sizeof(dir), "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash != NULL)
+    snprintf(dir, sizeof(dir), "%s", real);
+    int first = 1;
+    for (char *slash = strrchr(dir, '/'); slash != NULL; slash = strrchr(dir, '/')) {
         *(slash == dir ? slash + 1 : slash) = '\0';
-    struct stat dst;
-    if (stat(slash != NULL ? dir : ".", &dst) != 0) {
-        snprintf(why, size, "cannot stat directory %s: %s", dir, strerror(errno));
-        return -1;
+        struct stat dst;
+        if (stat(dir, &dst) != 0) {
+            snprintf(why, size, "cannot stat directory %s: %s", dir, strerror(errno));
+            return -1;
+        }
+        /* The plugin's own directory must be writable by nobody else (even
+         * sticky: strangers could add files). Above it, a root-owned sticky
+         * directory such as /tmp is safe: nobody can move our entries. */
+        int sticky_root = dst.st_uid == 0 && (dst.st_mode & S_ISVTX);
+        if ((first || !sticky_root) && check_owner_mode("plugin directory", dir, &dst, why, size) != 0)
+            return -1;
+        first = 0;
+        if (slash == dir)
+            break;
     }
-    /* A sticky directory (like /tmp) still lets strangers add files: refuse it too. */
-    return check_owner_mode("plugin directory", slash != NULL ? dir : ".", &dst, why, size);
+    return 0;
 }
 
 static int ensure_private_dir(void)
@@ -172,7 +179,8 @@ void weft_module_cleanup(void)
 }
 
 /* Copies `src` to a fresh private file; returns its path in `out`. */
-static int private_copy(const char *src, const char *name, char *out, size_t size, char *why, size_t wsize)
+static int private_copy(const char *src, const struct stat *checked, const char *name, char *out, size_t size,
+                        char *why, size_t wsize)
 {
     static atomic_uint counter;
     if (ensure_private_dir() != 0) {
@@ -180,7 +188,14 @@ static int private_copy(const char *src, const char *name, char *out, size_t siz
         return -1;
     }
     snprintf(out, size, "%s/%s.%u.so", private_dir, name, atomic_fetch_add(&counter, 1));
-    int in = open(src, O_RDONLY | O_CLOEXEC);
+    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* The file read must be the file checked, not one swapped in since. */
+    struct stat now;
+    if (in >= 0 && (fstat(in, &now) != 0 || now.st_dev != checked->st_dev || now.st_ino != checked->st_ino)) {
+        close(in);
+        in = -1;
+        errno = ESTALE;
+    }
     int o = in >= 0 ? open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700) : -1;
     int ok = in >= 0 && o >= 0;
     char buf[65536];
@@ -226,7 +241,8 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
         return NULL;
     }
     struct stat st;
-    if (check_safe(path, &st, why, sizeof(why)) != 0) {
+    char real[4096];
+    if (check_safe(path, real, &st, why, sizeof(why)) != 0) {
         weft_errors_add(errs, "plugin '%s' (%s): refused: %s", name, path, why);
         return NULL;
     }
@@ -246,7 +262,7 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
     pthread_mutex_unlock(&registry_mu);
 
     char copy[512];
-    if (private_copy(path, name, copy, sizeof(copy), why, sizeof(why)) != 0) {
+    if (private_copy(real, &st, name, copy, sizeof(copy), why, sizeof(why)) != 0) {
         weft_errors_add(errs, "plugin '%s' (%s): %s", name, path, why);
         return NULL;
     }
@@ -271,6 +287,16 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
         return NULL;
     }
     const weft_plugin *d = entry();
+    /* A descriptor (and its name) must lie in the plugin's own image; a
+     * garbage pointer is refused here rather than dereferenced. */
+    Dl_info self, at;
+    if (dladdr(*(void **)&entry, &self) == 0 || d == NULL || dladdr(d, &at) == 0 || at.dli_fbase != self.dli_fbase ||
+        (d->name != NULL && (dladdr(d->name, &at) == 0 || at.dli_fbase != self.dli_fbase))) {
+        weft_errors_add(errs, "plugin '%s' (%s): refused: its descriptor or name does not point into the plugin",
+                        name, path);
+        dlclose(dl);
+        return NULL;
+    }
     if (weft_descriptor_check(d, SIZE_MAX, name, why, sizeof(why)) != 0) {
         weft_errors_add(errs, "plugin '%s' (%s): refused: %s", name, path, why);
         dlclose(dl);

@@ -227,3 +227,60 @@ void weft_router_match(const weft_router *r, const char *path, size_t len, unsig
     m->n_params = 0;
     walk(&r->root, path, path + len, method, m, 0);
 }
+
+/* One segment is "." or ".." (any of its dots may be written "%2e"). */
+static int dots(const char *seg, size_t len)
+{
+    int n = 0;
+    for (size_t i = 0; i < len;) {
+        if (seg[i] == '.') {
+            i++;
+        } else if (len - i >= 3 && seg[i] == '%' && seg[i + 1] == '2' && (seg[i + 2] == 'e' || seg[i + 2] == 'E')) {
+            i += 3;
+        } else {
+            return 0;
+        }
+        if (++n > 2)
+            return 0;
+    }
+    return n;
+}
+
+long weft_path_normalize(const char *in, size_t len, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i + 2 < len; i++)
+        if (in[i] == '%' && in[i + 1] == '0' && in[i + 2] == '0')
+            return -1;
+    const char *p = in, *end = in + len;
+    while (p < end) {
+        while (p < end && *p == '/')
+            p++;
+        const char *seg = p;
+        while (p < end && *p != '/')
+            p++;
+        size_t sl = (size_t)(p - seg);
+        if (sl == 0)
+            break;
+        int d = dots(seg, sl);
+        if (d == 1)
+            continue;
+        if (d == 2) {
+            if (o == 0)
+                return -1;
+            while (o > 0 && out[o - 1] != '/')
+                o--;
+            o = o > 0 ? o - 1 : 0; /* drop the slash too */
+            continue;
+        }
+        out[o++] = '/';
+        memcpy(out + o, seg, sl);
+        o += sl;
+    }
+    if (o == 0)
+        out[o++] = '/';
+    else if (len > 0 && in[len - 1] == '/')
+        out[o++] = '/';
+    out[o] = '\0';
+    return (long)o;
+}

@@ -28,6 +28,16 @@ typedef struct weft_match {
     weft_param_slice params[WEFT_MAX_PARAMS];
 } weft_match;
 
+/**
+ * Resolves "." and ".." segments of a raw (still percent-encoded) request
+ * path into `out` (at least len + 1 bytes), counting "%2e" as ".", and leaving
+ * every other escape encoded: routing then splits on real slashes only
+ * ("%2F" stays inside its segment) and each path parameter is decoded
+ * exactly once. Returns the length, or -1 for a path that climbs above the
+ * root or contains an encoded NUL ("%00").
+ */
+long weft_path_normalize(const char *in, size_t len, char *out);
+
 /** 0 if `pattern` is a valid route pattern; otherwise -1 and the reason in `why`. */
 int weft_pattern_check(const char *pattern, char *why, size_t size);
 

@@ -11,9 +11,9 @@
  *
  * The `name` field is a pointer, and the checker follows it (strlen, then a
  * character check) once the size covers it. Arbitrary bytes there are an
- * arbitrary address: following it crashes (see RELIABILITY.md, "plugin
- * descriptors"; fuzz_descriptor/crash-garbage-name-pointer reproduces it with
- * WEFT_FUZZ_RAW_NAME=1). A descriptor comes from code already running in the
+ * arbitrary address: following it crashes (docs/RELIABILITY.md, open
+ * findings; corpus/fuzz_descriptor/crash-garbage-name-pointer reproduces it
+ * with WEFT_FUZZ_RAW_NAME=1). A descriptor comes from code already running in the
  * process, so this target fuzzes everything except that pointer: when the
  * buffer covers `name`, it is replaced by NULL or by a pointer to a
  * NUL-terminated string taken from the input, chosen by byte 0. Other pointer

@@ -84,6 +84,7 @@ Test(database, every_policy_queries)
         cr_assert_eq(get(paths[i], body, sizeof(body)), 200, "%s: %s", paths[i], body);
         cr_assert_str_eq(body, want[i]);
     }
+    wt_finish(&srv);
 }
 
 Test(database, many_requests_share_pipelined_connections)
@@ -101,6 +102,7 @@ Test(database, many_requests_share_pipelined_connections)
         cr_assert_eq(st[i], 200, "#%d: %ld %s", i, st[i], bodies[i]);
         free(bodies[i]);
     }
+    wt_finish(&srv);
 }
 
 Test(database, statement_timeout_gives_503_not_a_hang)
@@ -110,6 +112,7 @@ Test(database, statement_timeout_gives_503_not_a_hang)
     cr_assert_lt(now_ms() - t0, 4500.0, "must not wait past the 2 s statement timeout (+ margin)");
     /* the connection is still usable afterwards */
     cr_assert_eq(get("/coroutine/db?n=1", NULL, 0), 200);
+    wt_finish(&srv);
 }
 
 typedef struct slow {
@@ -162,4 +165,5 @@ Test(database, down_gives_503_fast_then_recovers)
     char *log = wt_read_log(&srv);
     cr_assert(strstr(log, "reachable again") != NULL, "%s", log);
     free(log);
+    wt_finish(&srv);
 }

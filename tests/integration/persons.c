@@ -371,6 +371,7 @@ ParameterizedTest(policy_param *param, persons, crud_round_trip)
     request("DELETE", loc, NULL, NULL, &r);
     assert_error(&r, 404, "not found", "second DELETE");
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 ParameterizedTestParameters(persons, bad_input_is_400_415_413)
@@ -467,6 +468,7 @@ ParameterizedTest(policy_param *param, persons, bad_input_is_400_415_413)
     cr_assert_eq(r.status, 413, "%ld %s", r.status, r.body);
     wt_resp_free(&r);
     free(big);
+    wt_finish(&srv);
 }
 
 /* A parameter such as "; charset=utf-8" is still JSON. */
@@ -482,6 +484,7 @@ Test(persons, content_type_parameters_are_accepted)
     request("DELETE", loc, NULL, NULL, &r);
     cr_assert_eq(r.status, 204);
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 /* Input is only ever a parameter: SQL syntax, quotes, backslashes and
@@ -532,6 +535,7 @@ Test(persons, sql_metacharacters_are_data)
     get("/pool/persons?limit=1", &r);
     cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 static int cmp_long(const void *a, const void *b)
@@ -585,6 +589,7 @@ Test(persons, concurrent_inserts_get_distinct_ids)
         cr_assert_eq(st[i], 204, "DELETE %s: %ld %s", paths[i], st[i], out[i]);
         free(out[i]);
     }
+    wt_finish(&srv);
 }
 
 /* sql/002_seed.sql's rows are there: id 1 is 'Name1', 19, FEMALE. */
@@ -599,6 +604,7 @@ Test(persons, seeded_data_is_visible)
     cr_assert_not_null(field(r.body, "name", v, sizeof(v)));
     cr_assert_str_eq(v, "Name1");
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 /* Pages: ordered by id, limit and offset honoured, [] past the end. */
@@ -631,4 +637,5 @@ Test(persons, list_pages_in_id_order)
     cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
     cr_assert_str_eq(r.body, "[]");
     wt_resp_free(&r);
+    wt_finish(&srv);
 }

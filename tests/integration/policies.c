@@ -68,6 +68,7 @@ ParameterizedTest(route_param *param, policies, each_policy_answers_each_plugin)
     cr_assert(strncmp(r.body, want, strlen(want)) == 0, "%s answered '%s'", *path, r.body);
     cr_assert(atol(r.body + strlen(want)) >= 1, "counter in '%s'", r.body);
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 static int cmp_long(const void *a, const void *b)
@@ -104,6 +105,7 @@ Test(policies, counters_never_repeat)
     assert_unique_counters("/coroutine/delay", 60);
     assert_unique_counters("/pool/cpu", 40);
     assert_unique_counters("/reactive/delay", 60);
+    wt_finish(&srv);
 }
 
 Test(policies, coroutines_serve_100_delays_on_loop_threads_only)
@@ -117,6 +119,7 @@ Test(policies, coroutines_serve_100_delays_on_loop_threads_only)
     /* 100 x 200 ms one after another would take 20 s. */
     cr_assert_lt(ms, 5000.0, "100 concurrent 200 ms coroutine delays took %.0f ms", ms);
     cr_assert_eq(before, after, "coroutines must not add threads (%d -> %d)", before, after);
+    wt_finish(&srv);
 }
 
 Test(policies, pool_of_4_serves_16_delays_in_4_rounds)
@@ -127,6 +130,7 @@ Test(policies, pool_of_4_serves_16_delays_in_4_rounds)
         cr_assert_eq(st[i], 200);
     /* 4 threads x 200 ms: no fewer than 4 rounds. */
     cr_assert_geq(ms, 790.0, "16 delays on 4 threads finished in %.0f ms: pool bound not respected", ms);
+    wt_finish(&srv);
 }
 
 static void *hold_tiny(void *arg)
@@ -160,6 +164,7 @@ Test(policies, full_queue_gives_503_with_retry_after)
     cr_assert_not_null(wt_header(&r, "retry-after", v, sizeof(v)));
     wt_resp_free(&r);
     pthread_join(t, NULL);
+    wt_finish(&srv);
 }
 
 Test(policies, lock_never_has_two_holders)
@@ -174,6 +179,7 @@ Test(policies, lock_never_has_two_holders)
             free(bodies[i]);
         }
     }
+    wt_finish(&srv);
 }
 
 typedef struct client {
@@ -218,6 +224,7 @@ Test(policies, lock_waiters_are_served_fifo)
         pthread_join(t[i], NULL);
     for (int i = 1; i < N; i++)
         cr_assert_lt(c[i - 1].done_ms, c[i].done_ms, "client %d finished before client %d", i, i - 1);
+    wt_finish(&srv);
 }
 
 Test(policies, blocking_a_loop_thread_is_reported)
@@ -238,6 +245,7 @@ Test(policies, blocking_a_loop_thread_is_reported)
     cr_assert(strstr(line, "blocked its event-loop thread") != NULL, "%s", log);
     cr_assert(strstr(line, "dispatch=coroutine") != NULL, "%s", log);
     free(log);
+    wt_finish(&srv);
 }
 
 Test(overflow, coroutine_stack_overflow_names_route, .timeout = 60)
@@ -257,4 +265,5 @@ Test(overflow, coroutine_stack_overflow_names_route, .timeout = 60)
     cr_assert(strstr(log, "coroutine stack overflow in route /coroutine/deep") != NULL, "%s", log);
     cr_assert_neq(status, 0);
     free(log);
+    wt_finish(&srv);
 }

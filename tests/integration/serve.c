@@ -47,6 +47,7 @@ Test(serve, hello_answers_200_hello)
     cr_assert_not_null(wt_header(&r, "content-length", v, sizeof(v)), "a sized, not chunked, response");
     cr_assert_str_eq(v, "5");
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 Test(serve, options_reach_the_plugin)
@@ -56,6 +57,7 @@ Test(serve, options_reach_the_plugin)
     cr_assert_eq(r.status, 200);
     cr_assert_str_eq(r.body, "bonjour");
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 Test(serve, unknown_path_is_404)
@@ -64,6 +66,7 @@ Test(serve, unknown_path_is_404)
     cr_assert_eq(wt_http(&srv, "GET", "/nope", NULL, &r), 0);
     cr_assert_eq(r.status, 404);
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 Test(serve, wrong_method_is_405_with_allow)
@@ -75,6 +78,7 @@ Test(serve, wrong_method_is_405_with_allow)
     cr_assert_not_null(wt_header(&r, "allow", allow, sizeof(allow)));
     cr_assert_str_eq(allow, "GET, HEAD");
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 Test(serve, head_is_allowed_where_get_is)
@@ -84,6 +88,7 @@ Test(serve, head_is_allowed_where_get_is)
     cr_assert_eq(r.status, 200);
     cr_assert_eq(r.len, 0);
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 Test(serve, body_over_limit_is_413)
@@ -100,6 +105,7 @@ Test(serve, body_over_limit_is_413)
     cr_assert_eq(r.status, 200);
     cr_assert(strstr(r.body, "body=small") != NULL, "%s", r.body);
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 Test(serve, path_params_query_headers_reach_the_plugin)
@@ -111,6 +117,7 @@ Test(serve, path_params_query_headers_reach_the_plugin)
     cr_assert(strstr(r.body, "query.q=x y") != NULL, "%s", r.body);
     cr_assert(strstr(r.body, "path=/echo/a%20b") != NULL, "%s", r.body);
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 Test(serve, literal_route_beats_parameter)
@@ -120,6 +127,7 @@ Test(serve, literal_route_beats_parameter)
     cr_assert_eq(r.status, 200);
     cr_assert(strstr(r.body, "lit") != NULL, "literal route should win: %s", r.body);
     wt_resp_free(&r);
+    wt_finish(&srv);
 }
 
 Test(serve, sigterm_exits_zero_and_logs)
@@ -159,6 +167,7 @@ Test(env, port_overrides_first_listener, .timeout = 60)
     char *log = wt_read_log(&s);
     cr_assert_eq(status, 0, "exit %d:\n%s", status, log);
     free(log);
+    wt_finish(&srv);
 }
 
 Test(env, ipv4_and_ipv6_listeners, .timeout = 60)
@@ -175,6 +184,7 @@ Test(env, ipv4_and_ipv6_listeners, .timeout = 60)
     snprintf(cmd, sizeof(cmd), "curl -s -g 'http://[::1]:%d/hello' | grep -qx hello", port6);
     cr_assert_eq(system(cmd), 0, "IPv6 listener should answer hello");
     cr_assert_eq(wt_stop(&s), 0);
+    wt_finish(&srv);
 }
 
 Test(cli, version_and_help)
@@ -191,6 +201,7 @@ Test(cli, version_and_help)
     const char *bad[] = {"--bogus", NULL};
     cr_assert_eq(wt_run(&out, bad, NULL), 2);
     free(out);
+    wt_finish(&srv);
 }
 
 static int uid_of(pid_t pid)
@@ -225,4 +236,5 @@ Test(security, drops_to_the_configured_user_after_binding, .timeout = 60)
     }
     free(log);
     cr_assert_eq(wt_stop(&s), 0);
+    wt_finish(&srv);
 }

@@ -96,6 +96,7 @@ Test(tls, https_over_http1_and_http2)
     out = capture("curl -s -v --http2-prior-knowledge http://127.0.0.1:%d/hello 2>&1", srv.port);
     cr_assert(strstr(out, "HTTP/2 200") != NULL, "%s", out);
     free(out);
+    wt_finish(&srv);
 }
 
 static char *serial(void)
@@ -155,6 +156,7 @@ Test(tls, reload_rotates_the_certificate_without_failing_open_connections)
     s = serial();
     cr_assert(strstr(s, "serial=07D2") != NULL, "old certificate kept: %s", s);
     free(s);
+    wt_finish(&srv);
 }
 
 Test(tls, plaintext_to_the_tls_port_is_an_error_not_a_crash)
@@ -165,6 +167,7 @@ Test(tls, plaintext_to_the_tls_port_is_an_error_not_a_crash)
     out = capture("curl -sk https://127.0.0.1:%d/hello", tls_port);
     cr_assert_str_eq(out, "hello", "still serving after a plaintext request");
     free(out);
+    wt_finish(&srv);
 }
 
 Test(tls_check, wrong_key_is_refused_by_weft_t_naming_the_file, .timeout = 60)
@@ -190,4 +193,5 @@ Test(tls_check, wrong_key_is_refused_by_weft_t_naming_the_file, .timeout = 60)
     cr_assert_eq(wt_run(&out, args, NULL), 1, "%s", out);
     cr_assert(strstr(out, "missing.crt") != NULL, "%s", out);
     free(out);
+    wt_finish(&srv);
 }

@@ -16,6 +16,21 @@
 
 extern char **environ;
 
+/* The server under test: this build's, unless WEFT_TEST_BIN names another
+ * (tests/tsan.sh points it, and WEFT_TEST_PLUGIN_DIR, at a ThreadSanitizer
+ * build of the server and plugins). */
+static const char *weft_bin(void)
+{
+    const char *e = getenv("WEFT_TEST_BIN");
+    return e != NULL && *e != '\0' ? e : WEFT_BIN;
+}
+
+static const char *plugin_dir(void)
+{
+    const char *e = getenv("WEFT_TEST_PLUGIN_DIR");
+    return e != NULL && *e != '\0' ? e : WEFT_PLUGIN_DIR;
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -66,7 +81,7 @@ static char **build_env(const char *const *extra)
             env[o++] = environ[i];
     }
     static char plugin_path[1024];
-    snprintf(plugin_path, sizeof(plugin_path), "WEFT_PLUGIN_PATH=%s:%s", WEFT_PLUGIN_DIR, WEFT_FIXTURE_DIR);
+    snprintf(plugin_path, sizeof(plugin_path), "WEFT_PLUGIN_PATH=%s:%s", plugin_dir(), WEFT_FIXTURE_DIR);
     env[o++] = plugin_path;
     for (size_t i = 0; i < k; i++)
         env[o++] = (char *)extra[i];
@@ -104,13 +119,14 @@ void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env)
     if (conf != NULL)
         wt_write_conf(s, conf);
     char **env = build_env(extra_env);
+    const char *bin = weft_bin();
     pid_t pid = fork();
     cr_assert_neq(pid, -1);
     if (pid == 0) {
         int fd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(fd, STDERR_FILENO);
         dup2(fd, STDOUT_FILENO);
-        execle(WEFT_BIN, "weft", "-c", s->conf, (char *)NULL, env);
+        execle(bin, "weft", "-c", s->conf, (char *)NULL, env);
         _exit(127);
     }
     free(env);
@@ -302,11 +318,12 @@ int wt_run(char **out, const char *const *args, const char *const *extra_env)
     argv[0] = "weft";
     for (size_t i = 0; i < n; i++)
         argv[i + 1] = (char *)args[i];
+    const char *bin = weft_bin();
     pid_t pid = fork();
     if (pid == 0) {
         dup2(fd, STDOUT_FILENO);
         dup2(fd, STDERR_FILENO);
-        execve(WEFT_BIN, argv, env);
+        execve(bin, argv, env);
         _exit(127);
     }
     free(argv);
@@ -335,4 +352,14 @@ int wt_thread_count(pid_t pid)
             break;
     fclose(f);
     return n;
+}
+
+void wt_finish(wt_server *s)
+{
+    if (s->pid <= 0)
+        return;
+    int status = wt_stop(s);
+    char *log = wt_read_log(s);
+    cr_assert_eq(status, 0, "weft exited with status %d (sanitizer reports and leaks count):\n%s", status, log);
+    free(log);
 }

@@ -31,6 +31,12 @@ void wt_start(wt_server *s, const char *conf);
 void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env);
 /** SIGTERM, then waits; returns the exit status (or 128+signal). */
 int wt_stop(wt_server *s);
+/**
+ * Stops the server inside a test and fails the test unless it exits 0 —
+ * Criterion ignores assertions in a suite's .fini, so every test that
+ * started a server ends with this.
+ */
+void wt_finish(wt_server *s);
 /** The server's log so far (malloc'd). */
 char *wt_read_log(const wt_server *s);
 
