@@ -87,7 +87,8 @@ static void q_finish(dbq *q, int rc, PGresult *res)
     } else {
         PQclear(res);
     }
-    q->res = NULL;
+    /* `res` was handed over above; whatever else q still holds (a result
+     * that arrived before the connection broke) is freed with it. */
     q_free(q);
 }
 
