@@ -9,7 +9,7 @@ packaging/install-deps.sh test
 jobs=$(nproc)
 
 pgdir=$(mktemp -d /tmp/weft-pg.XXXXXX)
-cleanup() { packaging/pgdev.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir"; }
+cleanup() { packaging/pgdev.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir" "$pgdir.ctest"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 packaging/pgdev.sh start "$pgdir" >&2
@@ -21,8 +21,14 @@ run_suite() { # build-dir, extra cmake args...
   cmake -S . -B "$dir" -DWEFT_WERROR=ON "$@" >/dev/null
   cmake --build "$dir" -j"$jobs" >/dev/null
   echo "=== $dir: test" >&2
-  (cd "$dir" && ctest --output-on-failure -j"$jobs")
+  status=0
+  (cd "$dir" && ctest --output-on-failure -j"$jobs") >"$pgdir.ctest" 2>&1 || status=$?
+  cat "$pgdir.ctest"
+  [ "$status" -eq 0 ] || exit "$status"
+  n=$(sed -n 's/.*tests failed out of \([0-9][0-9]*\).*/\1/p' "$pgdir.ctest" | tail -1)
+  total=$((total + ${n:-0}))
 }
+total=0
 
 run_suite build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "=== Kubernetes manifests" >&2
@@ -34,4 +40,6 @@ echo "=== ThreadSanitizer: the concurrency tests against a TSan server" >&2
 tests/tsan.sh
 echo "=== Debian packages: build, lintian, install, serve, reload, drop-in, purge" >&2
 packaging/check-debian.sh
+rm -f "$pgdir.ctest"
 echo "all test suites passed" >&2
+echo "$total passed, 0 failed"
