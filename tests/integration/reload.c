@@ -276,15 +276,7 @@ Test(reload, broken_plugin_is_refused_and_old_keeps_serving)
 {
     wait_for("/ver", "ver=A", 1000);
     install_bytes(NULL, "this is not an ELF file\n");
-    double t0 = now_ms();
-    char *log = NULL;
-    while (now_ms() - t0 < 3000) {
-        free(log);
-        log = wt_read_log(&srv);
-        if (strstr(log, "refused") != NULL)
-            break;
-        usleep(50000);
-    }
+    char *log = wt_wait_log(&srv, "refused", 3000);
     cr_assert(strstr(log, "plugin 'ver'") != NULL && strstr(log, "cannot load") != NULL, "%s", log);
     cr_assert(strstr(log, "keeps serving") != NULL, "%s", log);
     free(log);
@@ -309,15 +301,7 @@ Test(reload, broken_config_is_refused_with_file_and_line)
     sighup(); /* and the server refuses it on its own too */
     char want[400];
     snprintf(want, sizeof(want), "%s:4: routes[0]: dispatch 'sideways'", srv.conf);
-    double t0 = now_ms();
-    char *log = NULL;
-    while (now_ms() - t0 < 3000) {
-        free(log);
-        log = wt_read_log(&srv);
-        if (strstr(log, "refused") != NULL)
-            break;
-        usleep(50000);
-    }
+    char *log = wt_wait_log(&srv, "refused", 3000);
     cr_assert(strstr(log, want) != NULL, "want '%s' in:\n%s", want, log);
     free(log);
     wait_for("/ver", "tag=t0", 200);
@@ -335,30 +319,14 @@ Test(reload, unsafe_permissions_are_refused)
     snprintf(so, sizeof(so), "%s/ver.so", plugdir);
     cr_assert_eq(chmod(so, 0775), 0);
     sighup();
-    double t0 = now_ms();
-    char *log = NULL;
-    while (now_ms() - t0 < 3000) {
-        free(log);
-        log = wt_read_log(&srv);
-        if (strstr(log, "refused") != NULL)
-            break;
-        usleep(50000);
-    }
+    char *log = wt_wait_log(&srv, "refused", 3000);
     cr_assert(strstr(log, "writable by its group") != NULL, "%s", log);
     free(log);
     wait_for("/ver", "ver=A", 200);
     cr_assert_eq(chmod(so, 0755), 0);
     cr_assert_eq(chmod(plugdir, 0777), 0);
     sighup();
-    t0 = now_ms();
-    log = NULL;
-    while (now_ms() - t0 < 3000) {
-        free(log);
-        log = wt_read_log(&srv);
-        if (strstr(log, "plugin directory") != NULL)
-            break;
-        usleep(50000);
-    }
+    log = wt_wait_log(&srv, "plugin directory", 3000);
     cr_assert(strstr(log, "writable by others") != NULL, "%s", log);
     free(log);
     cr_assert_eq(chmod(plugdir, 0700), 0);
@@ -424,19 +392,7 @@ Test(reload, two_hundred_reloads_do_not_grow_memory_or_fds)
     wt_finish(&srv);
 }
 
-static void wait_log_text(const char *needle)
-{
-    for (int i = 0; i < 100; i++) {
-        char *log = wt_read_log(&srv);
-        int found = strstr(log, needle) != NULL;
-        free(log);
-        if (found)
-            return;
-        usleep(50000);
-    }
-    char *log = wt_read_log(&srv);
-    cr_assert_fail("'%s' not in log:\n%s", needle, log);
-}
+static void wait_log_text(const char *needle) { free(wt_wait_log(&srv, needle, 5000)); }
 
 Test(reload, restart_only_settings_are_refused_not_ignored)
 {

@@ -106,19 +106,7 @@ static char *serial(void)
                    tls_port);
 }
 
-static void wait_log(const char *needle)
-{
-    for (int i = 0; i < 100; i++) {
-        char *log = wt_read_log(&srv);
-        int found = strstr(log, needle) != NULL;
-        free(log);
-        if (found)
-            return;
-        usleep(50000);
-    }
-    char *log = wt_read_log(&srv);
-    cr_assert_fail("'%s' not in log:\n%s", needle, log);
-}
+static void wait_log(const char *needle) { free(wt_wait_log(&srv, needle, 5000)); }
 
 static void *slow_request(void *arg)
 {

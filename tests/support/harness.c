@@ -363,3 +363,15 @@ void wt_finish(wt_server *s)
     cr_assert_eq(status, 0, "weft exited with status %d (sanitizer reports and leaks count):\n%s", status, log);
     free(log);
 }
+
+char *wt_wait_log(const wt_server *s, const char *needle, double limit_ms)
+{
+    for (double t0 = now_ms();; usleep(50000)) {
+        char *log = wt_read_log(s);
+        if (strstr(log, needle) != NULL)
+            return log;
+        if (now_ms() - t0 > limit_ms)
+            cr_assert_fail("'%s' did not appear in the log within %.0f ms:\n%s", needle, limit_ms, log);
+        free(log);
+    }
+}

@@ -37,6 +37,8 @@ int wt_stop(wt_server *s);
  * started a server ends with this.
  */
 void wt_finish(wt_server *s);
+/** Waits until the log contains `needle`; returns the log (malloc'd) or fails the test. */
+char *wt_wait_log(const wt_server *s, const char *needle, double limit_ms);
 /** The server's log so far (malloc'd). */
 char *wt_read_log(const wt_server *s);
 
