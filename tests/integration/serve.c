@@ -238,3 +238,31 @@ Test(security, drops_to_the_configured_user_after_binding, .timeout = 60)
     cr_assert_eq(wt_stop(&s), 0);
     wt_finish(&srv);
 }
+
+Test(logging, access_log_records_each_request, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_write_conf(&s, "# placeholder\n");
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+             "log = { level = \"info\"; access_log = \"%s/access.log\"; };\n"
+             "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
+             s.dir);
+    wt_start(&s, conf);
+    wt_resp r;
+    cr_assert_eq(wt_http(&s, "GET", "/hello?x=1", NULL, &r), 0);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http(&s, "GET", "/missing", NULL, &r), 0);
+    wt_resp_free(&r);
+    wt_finish(&s); /* the log is complete once the server has stopped */
+    char path[400], line[1024], all[4096] = "";
+    snprintf(path, sizeof(path), "%s/access.log", s.dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no access log at %s", path);
+    while (fgets(line, sizeof(line), f) != NULL)
+        strncat(all, line, sizeof(all) - strlen(all) - 1);
+    fclose(f);
+    cr_assert(strstr(all, "\"GET /hello?x=1 HTTP/1.1\" 200") != NULL, "%s", all);
+    cr_assert(strstr(all, "\"GET /missing HTTP/1.1\" 404") != NULL, "%s", all);
+}
