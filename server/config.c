@@ -495,8 +495,8 @@ static void load_routes(vctx *v, weft_config *cfg, const config_setting_t *root)
 
 static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
-    static const char *const limits_keys[] = {"max_body", "max_connections", "request_timeout_ms", "idle_timeout_ms",
-                                              NULL};
+    static const char *const limits_keys[] = {"max_body",        "max_uri",         "max_connections",
+                                              "request_timeout_ms", "idle_timeout_ms", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
     static const char *const log_keys[] = {"level", "access_log", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
@@ -505,12 +505,14 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 
     config_setting_t *g;
     cfg->limits.max_body = 1024 * 1024;
+    cfg->limits.max_uri = 8192;
     cfg->limits.max_connections = 10000;
     cfg->limits.request_timeout_ms = 10000;
     cfg->limits.idle_timeout_ms = 10000;
     if ((g = member(v, root, "", "limits", CONFIG_TYPE_GROUP)) != NULL) {
         check_keys(v, g, "limits", limits_keys);
         cfg->limits.max_body = (size_t)get_int(v, g, "limits", "max_body", 0, 1LL << 40, 1024 * 1024);
+        cfg->limits.max_uri = (size_t)get_int(v, g, "limits", "max_uri", 256, 400000, 8192);
         cfg->limits.max_connections = (int)get_int(v, g, "limits", "max_connections", 1, 10000000, 10000);
         cfg->limits.request_timeout_ms = (int)get_int(v, g, "limits", "request_timeout_ms", 100, 3600000, 10000);
         cfg->limits.idle_timeout_ms = (int)get_int(v, g, "limits", "idle_timeout_ms", 100, 3600000, 10000);

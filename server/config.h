@@ -99,6 +99,7 @@ typedef struct weft_config {
     size_t n_routes;
     struct {
         size_t max_body;
+        size_t max_uri; /* request target (path + query) in bytes; longer: 414 */
         int max_connections;
         int request_timeout_ms; /* HTTP/1: receiving a request, and keep-alive idle */
         int idle_timeout_ms;    /* HTTP/2 connection idle */

@@ -36,6 +36,7 @@ static const char *reason_phrase(int status)
     case 405: return "Method Not Allowed";
     case 409: return "Conflict";
     case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
     case 415: return "Unsupported Media Type";
     case 422: return "Unprocessable Content";
     case 429: return "Too Many Requests";
@@ -162,6 +163,11 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     weft_generation *g = L->gen;
     if (weft_observe_handle(req, WEFT_ON_MAIN) || weft_dev_intercept(req))
         return 0;
+    /* A long target is refused before anything copies or decodes it. */
+    if (req->path.len > g->cfg->limits.max_uri) {
+        weft_http_send_error(req, 414, "request target too long (limits.max_uri)");
+        return 0;
+    }
     unsigned method_bit = weft_method_bit(req->method.base, req->method.len);
     /* Route on the raw path, not h2o's decoded one: "%2F" must not become a
      * separator and a parameter must be decoded once, not twice. */

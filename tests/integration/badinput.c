@@ -13,11 +13,12 @@
  * What h2o 2.2.5 does with oversized heads (measured, and asserted below):
  * the request line and headers together may take up to H2O_MAX_REQLEN =
  * 8192 + 4096 * 100 = 417792 bytes and at most H2O_MAX_HEADERS = 100 header
- * fields. Within that, a 100 KiB path or a 200 KiB header is an ordinary
- * request (weft routes it: 404 for no route). Past it — or with more than
- * 100 fields — h2o answers `400 Bad Request` itself and closes the
- * connection; it never sends 414 or 431. Bodies past limits.max_body get
- * 413 (Content-Length or chunked) before any plugin runs.
+ * fields. Within that, a 200 KiB header is an ordinary request; a request
+ * target longer than weft's limits.max_uri (default 8192) gets weft's own
+ * `414` before anything copies or decodes it. Past h2o's limit — or with
+ * more than 100 fields — h2o answers `400 Bad Request` itself and closes the
+ * connection; it never sends 431. Bodies past limits.max_body get 413
+ * (Content-Length or chunked) before any plugin runs.
  *
  * Needs PostgreSQL like persons.c (PGHOST etc.; packaging/pgdev.sh).
  */
@@ -488,9 +489,12 @@ static void run_rows(const row *rows, size_t n)
 Test(badinput, oversized_request_line_headers_and_body)
 {
     static const row rows[] = {
-        /* Within h2o's 417792-byte head: routed like any request. */
-        {"100 KiB path, no such route", "GET", "/hello/", NULL, NULL, G_PATH, 100 * 1024, 404, 0, NULL, NULL, NULL},
-        {"100 KiB path parameter", "GET", "{P}/persons/name/", NULL, NULL, G_PATH, 100 * 1024, 400, 0,
+        /* Within h2o's 417792-byte head: a target past limits.max_uri is weft's 414. */
+        {"100 KiB path, no such route", "GET", "/hello/", NULL, NULL, G_PATH, 100 * 1024, 414, 0, NULL, NULL, NULL},
+        {"100 KiB path parameter", "GET", "{P}/persons/name/", NULL, NULL, G_PATH, 100 * 1024, 414, 0, NULL, NULL,
+         NULL},
+        /* Within limits.max_uri, the plugin's own rule applies. */
+        {"4 KiB path parameter", "GET", "{P}/persons/name/", NULL, NULL, G_PATH, 4 * 1024, 400, 0,
          "at most 255 characters", NULL, NULL},
         /* Past it: h2o's own 400, connection closed. */
         {"512 KiB request line", "GET", "/hello/", NULL, NULL, G_PATH, 512 * 1024, 400, 0, NULL, NULL, NULL},

@@ -266,3 +266,22 @@ Test(logging, access_log_records_each_request, .timeout = 60)
     cr_assert(strstr(all, "\"GET /hello?x=1 HTTP/1.1\" 200") != NULL, "%s", all);
     cr_assert(strstr(all, "\"GET /missing HTTP/1.1\" 404") != NULL, "%s", all);
 }
+
+Test(limits, request_target_over_max_uri_is_414, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false; limits = { max_uri = 1024; };\n"
+                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    char path[2048] = "/hello?q=";
+    memset(path + 9, 'x', 1500);
+    path[1509] = '\0';
+    wt_resp r;
+    cr_assert_eq(wt_http(&s, "GET", path, NULL, &r), 0);
+    cr_assert_eq(r.status, 414, "%ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    path[900] = '\0';
+    cr_assert_eq(wt_http(&s, "GET", path, NULL, &r), 0);
+    cr_assert_eq(r.status, 200, "a target within the limit is served");
+    wt_resp_free(&r);
+    wt_finish(&s);
+}
