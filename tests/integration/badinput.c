@@ -68,22 +68,6 @@ static wt_server srv;
 static char tag[96];     /* this process's name for what it stores */
 static char tag_enc[300]; /* the same, percent-encoded */
 
-static void pct_encode(const char *raw, char *out, size_t size)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)raw; *p != '\0' && o + 4 < size; p++) {
-        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-            strchr("-._~", *p) != NULL) {
-            out[o++] = (char)*p;
-        } else {
-            out[o++] = '%';
-            out[o++] = hex[*p >> 4];
-            out[o++] = hex[*p & 15];
-        }
-    }
-    out[o] = '\0';
-}
 
 static void start(void)
 {
@@ -95,7 +79,7 @@ static void start(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     snprintf(tag, sizeof(tag), "badinput %d %ld.%09ld", (int)getpid(), (long)ts.tv_sec, ts.tv_nsec);
-    pct_encode(tag, tag_enc, sizeof(tag_enc));
+    wt_pct_encode(tag, tag_enc, sizeof(tag_enc));
     wt_start(&srv, conf);
 }
 
@@ -638,7 +622,7 @@ Test(badinput, parameters_are_decoded_exactly_once)
     char name[160], enc[512], target[700];
     snprintf(name, sizeof(name), "pct%%41 %s", tag);
     long id = create_person("/coroutine", name);
-    pct_encode(name, enc, sizeof(enc));
+    wt_pct_encode(name, enc, sizeof(enc));
     for (size_t p = 0; p < 3; p++) {
         snprintf(target, sizeof(target), "%s/persons/name/%s", policies[p], enc);
         raw_resp r;
@@ -689,7 +673,7 @@ Test(badinput, sql_metacharacters_in_every_string_field)
             }
             raw_name[o] = '\0';
             char enc[700];
-            pct_encode(raw_name, enc, sizeof(enc));
+            wt_pct_encode(raw_name, enc, sizeof(enc));
             snprintf(target, sizeof(target), "%s/persons/name/%s", policies[p], enc);
             http("GET", target, NULL, NULL, &r);
             snprintf(want, sizeof(want), "\"id\" : %ld", id);

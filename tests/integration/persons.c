@@ -8,7 +8,6 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,80 +59,10 @@ static void stop(void)
 }
 TestSuite(persons, .init = start, .fini = stop, .timeout = 120);
 
-/* ---- HTTP with a content type (the harness's wt_http sends none for
- * bodies but curl's form default) ---- */
-
-typedef struct body_buf {
-    char *data;
-    size_t len;
-} body_buf;
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-    body_buf *b = ud;
-    char *d = realloc(b->data, b->len + size * n + 1);
-    cr_assert_not_null(d);
-    b->data = d;
-    memcpy(b->data + b->len, p, size * n);
-    b->len += size * n;
-    b->data[b->len] = '\0';
-    return size * n;
-}
-
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
-{
-    wt_resp *r = ud;
-    size_t used = strlen(r->headers), len = size * n;
-    if (used + len < sizeof(r->headers)) {
-        memcpy(r->headers + used, p, len);
-        r->headers[used + len] = '\0';
-    }
-    return len;
-}
-
-/* `ctype` NULL sends no Content-Type at all. "Expect:" stops curl from
- * waiting for a 100-continue on bodies over 1 KiB. */
-static CURL *make_req(const char *method, const char *path, const char *ctype, const char *body,
-                      struct curl_slist **hdrs, body_buf *b, wt_resp *r)
-{
-    char url[2048], ct[256];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", srv.port, path);
-    snprintf(ct, sizeof(ct), "Content-Type: %s", ctype != NULL ? ctype : "");
-    *hdrs = curl_slist_append(curl_slist_append(NULL, "Expect:"), ct);
-    CURL *c = curl_easy_init();
-    cr_assert_not_null(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hdrs);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    if (r != NULL) {
-        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-    }
-    if (strcmp(method, "GET") != 0)
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    if (body != NULL) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-    }
-    return c;
-}
-
 static void request(const char *method, const char *path, const char *ctype, const char *body, wt_resp *out)
 {
-    memset(out, 0, sizeof(*out));
-    body_buf b = {0};
-    struct curl_slist *hdrs;
-    CURL *c = make_req(method, path, ctype, body, &hdrs, &b, out);
-    CURLcode rc = curl_easy_perform(c);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-    curl_easy_cleanup(c);
-    curl_slist_free_all(hdrs);
-    out->body = b.data != NULL ? b.data : strdup("");
-    out->len = b.len;
-    cr_assert_eq(rc, CURLE_OK, "%s %s: %s", method, path, curl_easy_strerror(rc));
+    int rc = wt_http_typed(&srv, method, path, ctype != NULL ? ctype : "", body, out);
+    cr_assert_eq(rc, 0, "%s %s: transport error", method, path);
 }
 
 static void get(const char *path, wt_resp *out) { request("GET", path, NULL, NULL, out); }
@@ -148,35 +77,15 @@ static void post_json(const char *path, const char *body, wt_resp *out)
 static void request_many(int n, const char *method, char (*paths)[256], char (*bodies)[256], long *statuses,
                          char **out)
 {
-    CURLM *multi = curl_multi_init();
-    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)n);
-    CURL **easy = calloc((size_t)n, sizeof(CURL *));
-    struct curl_slist **hdrs = calloc((size_t)n, sizeof(*hdrs));
-    body_buf *bufs = calloc((size_t)n, sizeof(body_buf));
+    const char **p = calloc((size_t)n, sizeof(char *)), **b = calloc((size_t)n, sizeof(char *));
     for (int i = 0; i < n; i++) {
-        easy[i] = make_req(method, paths[i], bodies != NULL ? "application/json" : NULL,
-                           bodies != NULL ? bodies[i] : NULL, &hdrs[i], &bufs[i], NULL);
-        curl_easy_setopt(easy[i], CURLOPT_FORBID_REUSE, 1L);
-        curl_multi_add_handle(multi, easy[i]);
+        p[i] = paths[i];
+        b[i] = bodies != NULL ? bodies[i] : NULL;
     }
-    int running = n;
-    while (running > 0) {
-        curl_multi_perform(multi, &running);
-        if (running > 0)
-            curl_multi_poll(multi, NULL, 0, 100, NULL);
-    }
-    for (int i = 0; i < n; i++) {
-        statuses[i] = 0;
-        curl_easy_getinfo(easy[i], CURLINFO_RESPONSE_CODE, &statuses[i]);
-        out[i] = bufs[i].data != NULL ? bufs[i].data : strdup("");
-        curl_multi_remove_handle(multi, easy[i]);
-        curl_easy_cleanup(easy[i]);
-        curl_slist_free_all(hdrs[i]);
-    }
-    curl_multi_cleanup(multi);
-    free(easy);
-    free(hdrs);
-    free(bufs);
+    wt_http_batch(&srv, n, method, p, bodies != NULL ? "application/json" : "", bodies != NULL ? b : NULL, statuses,
+                  out);
+    free(p);
+    free(b);
 }
 
 /* ---- reading the answers ---- */
@@ -241,23 +150,6 @@ static int contains_id(const char *json, long id)
     return 0;
 }
 
-/* Unreserved characters as they are, every other byte as %XX. */
-static void pct_encode(const char *raw, char *out, size_t size)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)raw; *p != '\0' && o + 4 < size; p++) {
-        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-            strchr("-._~", *p) != NULL) {
-            out[o++] = (char)*p;
-        } else {
-            out[o++] = '%';
-            out[o++] = hex[*p >> 4];
-            out[o++] = hex[*p & 15];
-        }
-    }
-    out[o] = '\0';
-}
 
 /* JSON's escapes for " and \ — all our names need, and exactly what
  * PostgreSQL writes back, so the escaped forms compare equal. */
@@ -309,7 +201,7 @@ ParameterizedTest(policy_param *param, persons, crud_round_trip)
 {
     char name[128], enc[512], coll[64], path[1024], body[512], v[512];
     snprintf(name, sizeof(name), "crud %s %d", param->prefix + 1, (int)getpid());
-    pct_encode(name, enc, sizeof(enc));
+    wt_pct_encode(name, enc, sizeof(enc));
     snprintf(coll, sizeof(coll), "%s/persons", param->prefix);
     snprintf(body, sizeof(body), "{\"name\": \"%s\", \"age\": %d, \"gender\": \"FEMALE\"}", name, param->age);
 
@@ -499,7 +391,7 @@ Test(persons, sql_metacharacters_are_data)
         for (int p = 0; p < 3; p++) {
             char esc[512], enc[1024], body[1024], path[1200], v[512], loc[256];
             json_escape(raw[k], esc, sizeof(esc));
-            pct_encode(raw[k], enc, sizeof(enc));
+            wt_pct_encode(raw[k], enc, sizeof(enc));
             snprintf(body, sizeof(body), "{\"name\": \"%s\", \"age\": 40, \"gender\": \"MALE\"}", esc);
             snprintf(path, sizeof(path), "%s/persons", prefixes[p]);
             wt_resp r;
@@ -555,7 +447,7 @@ Test(persons, concurrent_inserts_get_distinct_ids)
     static char *out[N];
     char tag[64], enc[256], path[512];
     snprintf(tag, sizeof(tag), "concurrent %d %ld", (int)getpid(), (long)time(NULL));
-    pct_encode(tag, enc, sizeof(enc));
+    wt_pct_encode(tag, enc, sizeof(enc));
     for (int i = 0; i < N; i++) {
         snprintf(paths[i], sizeof(paths[i]), "%s/persons", prefixes[i % 3]);
         snprintf(bodies[i], sizeof(bodies[i]), "{\"name\": \"%s\", \"age\": %d, \"gender\": \"%s\"}", tag, i % 100,

@@ -210,7 +210,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 }
 
 static CURL *make_easy(const wt_server *s, const char *method, const char *path, const char *body, buf *b,
-                       wt_resp *r)
+                       wt_resp *r, struct curl_slist *headers)
 {
     char url[2048];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", s->port, path);
@@ -220,6 +220,8 @@ static CURL *make_easy(const wt_server *s, const char *method, const char *path,
     curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    if (headers != NULL)
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
     if (r != NULL) {
         curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
         curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
@@ -235,17 +237,53 @@ static CURL *make_easy(const wt_server *s, const char *method, const char *path,
     return c;
 }
 
-int wt_http(const wt_server *s, const char *method, const char *path, const char *body, wt_resp *out)
+static struct curl_slist *type_headers(const char *content_type)
+{
+    if (content_type == NULL)
+        return NULL;
+    /* "Expect:" stops curl waiting for a 100-continue on bodies over 1 KiB;
+     * an empty type removes the header altogether. */
+    char ct[256];
+    snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
+    return curl_slist_append(curl_slist_append(NULL, "Expect:"), ct);
+}
+
+int wt_http_typed(const wt_server *s, const char *method, const char *path, const char *content_type,
+                  const char *body, wt_resp *out)
 {
     memset(out, 0, sizeof(*out));
     buf b = {0};
-    CURL *c = make_easy(s, method, path, body, &b, out);
+    struct curl_slist *headers = type_headers(content_type);
+    CURL *c = make_easy(s, method, path, body, &b, out, headers);
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
     curl_easy_cleanup(c);
+    curl_slist_free_all(headers);
     out->body = b.data != NULL ? b.data : strdup("");
     out->len = b.len;
     return rc == CURLE_OK ? 0 : -1;
+}
+
+int wt_http(const wt_server *s, const char *method, const char *path, const char *body, wt_resp *out)
+{
+    return wt_http_typed(s, method, path, NULL, body, out);
+}
+
+void wt_pct_encode(const char *raw, char *out, size_t size)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)raw; *p != '\0' && o + 4 < size; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~", *p) != NULL) {
+            out[o++] = (char)*p;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        }
+    }
+    out[o] = '\0';
 }
 
 const char *wt_header(const wt_resp *r, const char *name, char *out, size_t size)
@@ -270,15 +308,19 @@ void wt_resp_free(wt_resp *r)
     r->body = NULL;
 }
 
-double wt_http_many(const wt_server *s, const char *path, int n, long *statuses, char **bodies)
+
+double wt_http_batch(const wt_server *s, int n, const char *method, const char *const *paths,
+                     const char *content_type, const char *const *bodies, long *statuses, char **out)
 {
     CURLM *multi = curl_multi_init();
     curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)n);
     CURL **easy = calloc((size_t)n, sizeof(CURL *));
+    struct curl_slist **hdrs = calloc((size_t)n, sizeof(*hdrs));
     buf *bufs = calloc((size_t)n, sizeof(buf));
     double t0 = now_ms();
     for (int i = 0; i < n; i++) {
-        easy[i] = make_easy(s, "GET", path, NULL, &bufs[i], NULL);
+        hdrs[i] = type_headers(content_type);
+        easy[i] = make_easy(s, method, paths[i], bodies != NULL ? bodies[i] : NULL, &bufs[i], NULL, hdrs[i]);
         curl_easy_setopt(easy[i], CURLOPT_FORBID_REUSE, 1L);
         curl_multi_add_handle(multi, easy[i]);
     }
@@ -292,17 +334,29 @@ double wt_http_many(const wt_server *s, const char *path, int n, long *statuses,
     for (int i = 0; i < n; i++) {
         statuses[i] = 0;
         curl_easy_getinfo(easy[i], CURLINFO_RESPONSE_CODE, &statuses[i]);
-        if (bodies != NULL)
-            bodies[i] = bufs[i].data != NULL ? bufs[i].data : strdup("");
+        if (out != NULL)
+            out[i] = bufs[i].data != NULL ? bufs[i].data : strdup("");
         else
             free(bufs[i].data);
         curl_multi_remove_handle(multi, easy[i]);
         curl_easy_cleanup(easy[i]);
+        curl_slist_free_all(hdrs[i]);
     }
     curl_multi_cleanup(multi);
     free(easy);
+    free(hdrs);
     free(bufs);
     return elapsed;
+}
+
+double wt_http_many(const wt_server *s, const char *path, int n, long *statuses, char **bodies)
+{
+    const char **paths = calloc((size_t)n, sizeof(char *));
+    for (int i = 0; i < n; i++)
+        paths[i] = path;
+    double ms = wt_http_batch(s, n, "GET", paths, NULL, NULL, statuses, bodies);
+    free(paths);
+    return ms;
 }
 
 int wt_run(char **out, const char *const *args, const char *const *extra_env)

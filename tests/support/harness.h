@@ -44,10 +44,22 @@ char *wt_read_log(const wt_server *s);
 
 /** One request; `body` may be NULL. Returns 0 or -1 (transport error). */
 int wt_http(const wt_server *s, const char *method, const char *path, const char *body, wt_resp *out);
+/** Same, with a Content-Type (NULL: curl's default for the body; "": none at all). */
+int wt_http_typed(const wt_server *s, const char *method, const char *path, const char *content_type,
+                  const char *body, wt_resp *out);
+/** Unreserved characters as they are, every other byte as %XX, into out. */
+void wt_pct_encode(const char *raw, char *out, size_t size);
 /** Header value from a response (case-insensitive), copied into buf; NULL if absent. */
 const char *wt_header(const wt_resp *r, const char *name, char *buf, size_t size);
 void wt_resp_free(wt_resp *r);
 
+/**
+ * `n` requests at once over separate connections: paths[i] and, if bodies is
+ * not NULL, bodies[i], all with `content_type` (as wt_http_typed). Statuses
+ * and, if out is not NULL, bodies (caller frees) come back; returns elapsed ms.
+ */
+double wt_http_batch(const wt_server *s, int n, const char *method, const char *const *paths,
+                     const char *content_type, const char *const *bodies, long *statuses, char **out);
 /** `n` concurrent GETs of `path`; fills statuses and bodies (caller frees bodies); returns elapsed ms. */
 double wt_http_many(const wt_server *s, const char *path, int n, long *statuses, char **bodies);
 
