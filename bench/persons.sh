@@ -12,6 +12,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 BUILD=${WEFT_BUILD:-$ROOT/build-bench}
 SECS=${BENCH_SECONDS:-10}
 CONNS=100
@@ -116,12 +118,6 @@ MD
 )
 echo "$section"
 if (( WRITE )); then
-    printf '%s\n' "$section" > "$TMP/section.md"
-    if grep -q "$BEGIN_MARK" "$DOC"; then
-        awk -v b="$BEGIN_MARK" -v e="$END_MARK" -v f="$TMP/section.md" 'BEGIN{while((getline l<f)>0) sec=sec l "\n"} $0==b{printf "%s", sec; skip=1; next} $0==e{skip=0; next} !skip' "$DOC" > "$TMP/doc.md"
-        cp "$TMP/doc.md" "$DOC"
-    else
-        printf '\n%s\n' "$section" >> "$DOC"
-    fi
+    replace_section "$DOC" "$BEGIN_MARK" "$END_MARK" "$section"
     log "wrote $DOC"
 fi
