@@ -5,7 +5,7 @@
  *   gcc -std=gnu11 -O2 -Iserver server/coro.c server/coro_switch_x86_64.S \
  *       bench/coro_switch.c -lm -o /tmp/coro_switch && /tmp/coro_switch [iterations]
  */
-#include "coro.h"
+#include "dispatch/coro.h"
 
 #include <fenv.h>
 #include <stdio.h>

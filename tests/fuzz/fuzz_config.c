@@ -16,9 +16,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config.h"
-#include "errors.h"
-#include "log.h"
+#include "config/config.h"
+#include "base/errors.h"
+#include "base/log.h"
 
 #define CHECK(cond)                                                                                                    \
     do {                                                                                                               \

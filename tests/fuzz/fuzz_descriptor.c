@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module.h"
-#include "names.h"
+#include "plugin/module.h"
+#include "base/names.h"
 
 #define CHECK(cond)                                                                                                    \
     do {                                                                                                               \

@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "request.h"
-#include "router.h"
+#include "config/config.h"
+#include "request/request.h"
+#include "config/router.h"
 
 #define CHECK(cond)                                                                                                    \
     do {                                                                                                               \

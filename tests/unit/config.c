@@ -4,7 +4,7 @@
  * structures (with the documented defaults); a bad one must be refused with
  * messages that name the file, the line and the setting, all of them at once.
  */
-#include "config.h"
+#include "config/config.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "errors.h"
-#include "log.h"
+#include "base/errors.h"
+#include "base/log.h"
 
 /* ---- a private temp directory per test (tests run in parallel processes) ---- */
 

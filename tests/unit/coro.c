@@ -3,7 +3,7 @@
  * cr_assert longjmps back to the test's own stack. Coroutines record what they
  * saw and the loop side asserts.
  */
-#include "coro.h"
+#include "dispatch/coro.h"
 
 #include <criterion/criterion.h>
 #include <fenv.h>

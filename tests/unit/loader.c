@@ -3,7 +3,7 @@
  * plugin-facing half of server/generation.c (entry points, init, options).
  * Fixture plugins come from tests/plugins/, built into WEFT_FIXTURE_DIR.
  */
-#include "module.h"
+#include "plugin/module.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "errors.h"
-#include "generation.h"
-#include "request.h"
+#include "config/config.h"
+#include "base/errors.h"
+#include "reload/generation.h"
+#include "request/request.h"
 
 static char *fixture_dirs[] = {WEFT_FIXTURE_DIR};
 static char tmpdir[256];

@@ -2,7 +2,7 @@
  * Tests for server/request.c: the weft_req accessors a plugin reads through
  * the host table, and the response builders it writes through.
  */
-#include "request.h"
+#include "request/request.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>

@@ -4,13 +4,13 @@
  * conflicts. The router only looks at method masks; HEAD-implies-GET is the
  * config's business.
  */
-#include "router.h"
+#include "config/router.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 
 /* Distinct addresses stand in for routes. */
 static int route_a, route_b, route_c, route_d;

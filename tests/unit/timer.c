@@ -3,13 +3,13 @@
  * timerfd on a real h2o event loop. Delays differ by at least 10 ms so the
  * expected order never depends on scheduling luck; waits are generous.
  */
-#include "timer.h"
+#include "base/timer.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "h2o_glue.h"
+#include "base/h2o_glue.h"
 
 typedef struct probe {
     weft_timer t; /* first member: the callback gets &probe->t */

@@ -3,7 +3,7 @@
  * statistics, and free() draining what is queued. A "gate" holds a worker
  * busy so that the queue state is known exactly while assertions run.
  */
-#include "workpool.h"
+#include "dispatch/workpool.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>

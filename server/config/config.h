@@ -1,0 +1,150 @@
+/*
+ * The weft configuration: a libconfig file parsed and validated against
+ * weft's schema into plain C structures. Nothing here starts anything, so the
+ * same code serves `weft -t`, start-up and (later) reload.
+ */
+#ifndef WEFT_CONFIG_H
+#define WEFT_CONFIG_H
+
+#include <libconfig.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/errors.h"
+
+typedef enum weft_dispatch {
+    WEFT_DISPATCH_POOL,
+    WEFT_DISPATCH_COROUTINE,
+    WEFT_DISPATCH_REACTIVE
+} weft_dispatch;
+
+const char *weft_dispatch_name(weft_dispatch d);
+
+/* HTTP methods a route may restrict itself to, as a bit set. */
+enum {
+    WEFT_M_GET = 1u << 0,
+    WEFT_M_HEAD = 1u << 1,
+    WEFT_M_POST = 1u << 2,
+    WEFT_M_PUT = 1u << 3,
+    WEFT_M_DELETE = 1u << 4,
+    WEFT_M_PATCH = 1u << 5,
+    WEFT_M_OPTIONS = 1u << 6,
+    WEFT_M_OTHER = 1u << 7, /* any method weft has no bit for */
+    WEFT_M_ALL = 0xffu
+};
+/** Bit for a method name (case-sensitive, as HTTP says); WEFT_M_OTHER if unknown. */
+unsigned weft_method_bit(const char *name, size_t len);
+/** Writes "GET, HEAD, POST" for a mask into buf. */
+void weft_methods_format(unsigned mask, char *buf, size_t size);
+
+typedef struct weft_tls_cfg {
+    char *certificate; /* PEM chain file, leaf first */
+    char *key;         /* PEM private key file */
+    int min_version;   /* OpenSSL protocol version constant */
+    char *ciphers;     /* TLS <= 1.2 cipher list, or NULL for OpenSSL's default */
+} weft_tls_cfg;
+
+typedef struct weft_listen_cfg {
+    char *host; /* numeric address as written, brackets removed: "0.0.0.0", "::" */
+    uint16_t port;     /* the port served (PORT and ephemeral ports resolved at bind) */
+    uint16_t cfg_port; /* the port as configured */
+    int line;
+    weft_tls_cfg *tls; /* NULL: cleartext (HTTP/1.1 and HTTP/2 with prior knowledge) */
+} weft_listen_cfg;
+
+typedef struct weft_pool_cfg {
+    char *name;
+    int size;  /* worker threads */
+    int queue; /* bound on waiting requests; beyond it: 503 */
+    int line;
+} weft_pool_cfg;
+
+typedef struct weft_route_cfg {
+    char *path;       /* pattern, e.g. "/persons/{id}" */
+    unsigned methods; /* WEFT_M_* mask */
+    char *plugin;
+    weft_dispatch dispatch;
+    char *pool;                /* dispatch == pool only */
+    config_setting_t *options; /* the route's `options` group, or NULL */
+    const char *file;
+    int line;
+} weft_route_cfg;
+
+enum { WEFT_OFF = 0, WEFT_ON_MAIN = 1, WEFT_ON_ADMIN = 2 };
+
+typedef struct weft_db_cfg {
+    char *conninfo;        /* libpq conninfo; PG* environment variables fill the rest */
+    int pool_connections;  /* blocking connections shared by pool workers */
+    int loop_connections;  /* pipelined non-blocking connections per event loop */
+    int statement_timeout_ms;
+    int connect_timeout_s;
+    int configured; /* the config has a database group: readiness checks it */
+} weft_db_cfg;
+
+/** True when two database settings would open the same connections. */
+int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b);
+
+typedef struct weft_config {
+    char *path; /* the file read */
+    char *text; /* its contents, as parsed */
+    config_t lc;
+    int threads;
+    weft_listen_cfg *listen;
+    size_t n_listen;
+    char **plugin_dirs; /* absolute (relative ones resolved against the config's directory) */
+    size_t n_plugin_dirs;
+    weft_pool_cfg *pools;
+    size_t n_pools;
+    weft_route_cfg *routes;
+    size_t n_routes;
+    struct {
+        size_t max_body;
+        size_t max_uri; /* request target (path + query) in bytes; longer: 414 */
+        int max_connections;
+        int request_timeout_ms; /* HTTP/1: receiving a request, and keep-alive idle */
+        int idle_timeout_ms;    /* HTTP/2 connection idle */
+    } limits;
+    struct {
+        int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */
+        int health;
+    } observability;
+    struct {
+        int level;
+        char *access_log; /* NULL: no access log */
+    } log;
+    struct {
+        size_t stack_size;
+    } coroutine;
+    struct {
+        int threshold_ms;
+        int interval_s;
+    } blocking;
+    struct {
+        int grace_s;
+    } shutdown;
+    weft_db_cfg database;
+    struct {
+        int enabled;
+        int is_default; /* not configured: a busy default port only warns */
+        char *host;
+        uint16_t port;
+        uint16_t cfg_port;
+        int allow_remote;
+    } admin;
+    int watch;      /* reload when the config file changes */
+    char *pid_file; /* NULL: none */
+    char *user;     /* switch to this user after binding when started as root; NULL: stay */
+} weft_config;
+
+/**
+ * Reads and validates `path`. On failure returns NULL and appends every
+ * problem, each naming file, line and setting, to `errs`.
+ */
+weft_config *weft_config_load(const char *path, weft_errors *errs);
+/** Same, from text already read (`path` names it in messages and anchors relative paths). */
+weft_config *weft_config_load_text(const char *path, const char *text, weft_errors *errs);
+void weft_config_free(weft_config *cfg);
+/** The pool a route names, or NULL. */
+const weft_pool_cfg *weft_config_find_pool(const weft_config *cfg, const char *name);
+
+#endif

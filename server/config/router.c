@@ -1,0 +1,286 @@
+#include "config/router.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "base/log.h"
+
+typedef struct endpoint {
+    unsigned methods;
+    void *route;
+} endpoint;
+
+typedef struct node {
+    char *literal; /* this node's segment when it is a literal child */
+    struct node **lits;
+    size_t n_lits;
+    struct node *param; /* the {name} child, at most one per position */
+    char *param_name;
+    endpoint *eps;
+    size_t n_eps;
+} node;
+
+struct weft_router {
+    node root;
+};
+
+static void *xalloc(void *p)
+{
+    if (p == NULL)
+        weft_fatal("out of memory");
+    return p;
+}
+
+/* Splits off the next non-empty segment; empty segments ("//", a trailing
+ * "/") carry no meaning for routing. */
+static int next_segment(const char **p, const char *end, const char **seg, size_t *len)
+{
+    while (*p < end && **p == '/')
+        (*p)++;
+    if (*p == end)
+        return 0;
+    *seg = *p;
+    while (*p < end && **p != '/')
+        (*p)++;
+    *len = (size_t)(*p - *seg);
+    return 1;
+}
+
+static int is_param(const char *seg, size_t len)
+{
+    return len >= 2 && seg[0] == '{' && seg[len - 1] == '}';
+}
+
+int weft_pattern_check(const char *pattern, char *why, size_t size)
+{
+    size_t plen = strlen(pattern);
+    if (pattern[0] != '/') {
+        snprintf(why, size, "must start with '/'");
+        return -1;
+    }
+    if (plen > 1024) {
+        snprintf(why, size, "is longer than 1024 characters");
+        return -1;
+    }
+    if (strstr(pattern, "//") != NULL || (plen > 1 && pattern[plen - 1] == '/')) {
+        snprintf(why, size, "has an empty segment ('//' or a trailing '/')");
+        return -1;
+    }
+    const char *p = pattern, *end = pattern + plen, *seg;
+    size_t len, params = 0, segments = 0;
+    while (next_segment(&p, end, &seg, &len)) {
+        if (++segments > WEFT_MAX_SEGMENTS) {
+            snprintf(why, size, "has more than %d segments", WEFT_MAX_SEGMENTS);
+            return -1;
+        }
+        if (is_param(seg, len)) {
+            if (++params > WEFT_MAX_PARAMS) {
+                snprintf(why, size, "has more than %d parameters", WEFT_MAX_PARAMS);
+                return -1;
+            }
+            for (size_t i = 1; i + 1 < len; i++) {
+                char c = seg[i];
+                int ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 1 && c >= '0' && c <= '9');
+                if (!ok || len - 2 > 32) {
+                    snprintf(why, size, "parameter '%.*s' must be {name} with a name of letters, digits and '_'",
+                             (int)len, seg);
+                    return -1;
+                }
+            }
+            if (len == 2) {
+                snprintf(why, size, "parameter '{}' needs a name");
+                return -1;
+            }
+        } else if (memchr(seg, '{', len) != NULL || memchr(seg, '}', len) != NULL) {
+            snprintf(why, size, "segment '%.*s': a parameter must be a whole segment, like /{id}", (int)len, seg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+weft_router *weft_router_new(void)
+{
+    return xalloc(calloc(1, sizeof(weft_router)));
+}
+
+static void node_free(node *n)
+{
+    for (size_t i = 0; i < n->n_lits; i++) {
+        node_free(n->lits[i]);
+        free(n->lits[i]);
+    }
+    free(n->lits);
+    if (n->param != NULL) {
+        node_free(n->param);
+        free(n->param);
+    }
+    free(n->param_name);
+    free(n->literal);
+    free(n->eps);
+}
+
+void weft_router_free(weft_router *r)
+{
+    if (r == NULL)
+        return;
+    node_free(&r->root);
+    free(r);
+}
+
+static node *child_for(node *n, const char *seg, size_t len, char *why, size_t size)
+{
+    if (is_param(seg, len)) {
+        if (n->param == NULL) {
+            n->param = xalloc(calloc(1, sizeof(node)));
+            n->param_name = xalloc(strndup(seg + 1, len - 2));
+        } else if (strlen(n->param_name) != len - 2 || memcmp(n->param_name, seg + 1, len - 2) != 0) {
+            snprintf(why, size, "parameter '%.*s' is named {%s} in another route at the same position", (int)len, seg,
+                     n->param_name);
+            return NULL;
+        }
+        return n->param;
+    }
+    for (size_t i = 0; i < n->n_lits; i++)
+        if (strlen(n->lits[i]->literal) == len && memcmp(n->lits[i]->literal, seg, len) == 0)
+            return n->lits[i];
+    n->lits = xalloc(realloc(n->lits, (n->n_lits + 1) * sizeof(node *)));
+    node *c = xalloc(calloc(1, sizeof(node)));
+    c->literal = xalloc(strndup(seg, len));
+    n->lits[n->n_lits++] = c;
+    return c;
+}
+
+int weft_router_add(weft_router *r, const char *pattern, unsigned methods, void *route, void **conflict, char *why,
+                    size_t size)
+{
+    *conflict = NULL;
+    if (weft_pattern_check(pattern, why, size) != 0)
+        return -1;
+    node *n = &r->root;
+    const char *p = pattern, *end = pattern + strlen(pattern), *seg;
+    size_t len;
+    while (next_segment(&p, end, &seg, &len))
+        if ((n = child_for(n, seg, len, why, size)) == NULL)
+            return -1;
+    for (size_t i = 0; i < n->n_eps; i++) {
+        if (n->eps[i].methods & methods) {
+            char m[128];
+            weft_methods_format(n->eps[i].methods & methods, m, sizeof(m));
+            snprintf(why, size, "%s for %s is already routed", pattern, m[0] ? m : "other methods");
+            *conflict = n->eps[i].route;
+            return -1;
+        }
+    }
+    n->eps = xalloc(realloc(n->eps, (n->n_eps + 1) * sizeof(endpoint)));
+    n->eps[n->n_eps++] = (endpoint){methods, route};
+    return 0;
+}
+
+/* Depth-first, literals before the parameter, so /persons/name/{n} beats
+ * /persons/{id}/{x}; backtracks when a literal branch dead-ends. */
+static int walk(const node *n, const char *p, const char *end, unsigned method, weft_match *m, int depth)
+{
+    const char *seg;
+    size_t len;
+    const char *rest = p;
+    if (!next_segment(&rest, end, &seg, &len)) {
+        unsigned allow = 0;
+        for (size_t i = 0; i < n->n_eps; i++) {
+            if (n->eps[i].methods & method) {
+                m->status = 200;
+                m->route = n->eps[i].route;
+                return 1;
+            }
+            allow |= n->eps[i].methods;
+        }
+        /* Every path that matches contributes to Allow, not just the first. */
+        if (n->n_eps > 0) {
+            m->status = 405;
+            m->allow |= allow;
+        }
+        return 0;
+    }
+    if (depth >= WEFT_MAX_SEGMENTS)
+        return 0;
+    for (size_t i = 0; i < n->n_lits; i++) {
+        const node *c = n->lits[i];
+        if (strlen(c->literal) == len && memcmp(c->literal, seg, len) == 0 && walk(c, rest, end, method, m, depth + 1))
+            return 1;
+    }
+    if (n->param != NULL && m->n_params < WEFT_MAX_PARAMS) {
+        m->params[m->n_params++] = (weft_param_slice){n->param_name, seg, len};
+        if (walk(n->param, rest, end, method, m, depth + 1))
+            return 1;
+        m->n_params--;
+    }
+    return 0;
+}
+
+void weft_router_match(const weft_router *r, const char *path, size_t len, unsigned method, weft_match *m)
+{
+    m->status = 404;
+    m->route = NULL;
+    m->allow = 0;
+    m->n_params = 0;
+    walk(&r->root, path, path + len, method, m, 0);
+}
+
+/* One segment is "." or ".." (any of its dots may be written "%2e"). */
+static int dots(const char *seg, size_t len)
+{
+    int n = 0;
+    for (size_t i = 0; i < len;) {
+        if (seg[i] == '.') {
+            i++;
+        } else if (len - i >= 3 && seg[i] == '%' && seg[i + 1] == '2' && (seg[i + 2] == 'e' || seg[i + 2] == 'E')) {
+            i += 3;
+        } else {
+            return 0;
+        }
+        if (++n > 2)
+            return 0;
+    }
+    return n;
+}
+
+long weft_path_normalize(const char *in, size_t len, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i + 2 < len; i++)
+        if (in[i] == '%' && in[i + 1] == '0' && in[i + 2] == '0')
+            return -1;
+    const char *p = in, *end = in + len;
+    while (p < end) {
+        while (p < end && *p == '/')
+            p++;
+        const char *seg = p;
+        while (p < end && *p != '/')
+            p++;
+        size_t sl = (size_t)(p - seg);
+        if (sl == 0)
+            break;
+        int d = dots(seg, sl);
+        if (d == 1)
+            continue;
+        if (d == 2) {
+            if (o == 0)
+                return -1;
+            while (o > 0 && out[o - 1] != '/')
+                o--;
+            o = o > 0 ? o - 1 : 0; /* drop the slash too */
+            continue;
+        }
+        out[o++] = '/';
+        memcpy(out + o, seg, sl);
+        o += sl;
+    }
+    if (o == 0)
+        out[o++] = '/';
+    else if (len > 0 && in[len - 1] == '/')
+        out[o++] = '/';
+    out[o] = '\0';
+    return (long)o;
+}

@@ -1,0 +1,165 @@
+#include "core/listener.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/log.h"
+
+static int make_addr(const weft_listen_cfg *l, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
+{
+    memset(ss, 0, sizeof(*ss));
+    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, l->host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        *len = sizeof(*v4);
+        return AF_INET;
+    }
+    if (inet_pton(AF_INET6, l->host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        *len = sizeof(*v6);
+        return AF_INET6;
+    }
+    return -1;
+}
+
+static int bind_one(const weft_listen_cfg *l, uint16_t port, int reuseport)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    int family = make_addr(l, port, &ss, &len);
+    if (family < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    /* Each loop thread accepts on its own socket; the kernel spreads
+     * connections evenly, which one shared socket does not. */
+    if (reuseport)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
+    /* "[::]:8080" next to "0.0.0.0:8080" must not collide on the v4 half. */
+    if (family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, SOMAXCONN) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static uint16_t bound_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return 0;
+    return ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                         : ((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+int weft_listeners_bind(weft_config *cfg, int n_threads, int **fds_out)
+{
+    const char *env = getenv("PORT");
+    if (env != NULL && *env != '\0') {
+        char *end;
+        long p = strtol(env, &end, 10);
+        if (*end != '\0' || p < 0 || p > 65535) {
+            weft_log_error("PORT=%s in the environment is not a port number 0-65535", env);
+            return -1;
+        }
+        cfg->listen[0].port = (uint16_t)p;
+    }
+    size_t n = cfg->n_listen;
+    int *fds = malloc((size_t)n_threads * n * sizeof(int));
+    if (fds == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        weft_listen_cfg *l = &cfg->listen[i];
+        /* SO_REUSEPORT would let a second weft on the same port start and
+         * silently take half the connections: probe without it first, so a
+         * busy port is an error as with any server. */
+        int probe = l->port != 0 ? bind_one(l, l->port, 0) : -2;
+        if (probe >= 0)
+            close(probe);
+        for (int t = 0; t < n_threads; t++) {
+            int fd = probe == -1 ? -1 : bind_one(l, l->port, 1);
+            if (fd < 0) {
+                weft_log_error("%s:%d: listen[%zu]: cannot listen on %s port %u: %s", cfg->path, l->line, i, l->host,
+                               l->port, strerror(errno));
+                for (size_t k = 0; k < i * (size_t)n_threads + (size_t)t; k++)
+                    close(fds[k]);
+                free(fds);
+                return -1;
+            }
+            /* An ephemeral port is chosen by the first bind; the other threads join it. */
+            if (l->port == 0)
+                l->port = bound_port(fd);
+            fds[i * (size_t)n_threads + (size_t)t] = fd;
+        }
+    }
+    /* Stored address-major above; hand out thread-major for the loops. */
+    int *by_thread = malloc((size_t)n_threads * n * sizeof(int));
+    if (by_thread == NULL)
+        weft_fatal("out of memory");
+    for (size_t i = 0; i < n; i++)
+        for (int t = 0; t < n_threads; t++)
+            by_thread[(size_t)t * n + i] = fds[i * (size_t)n_threads + (size_t)t];
+    free(fds);
+    *fds_out = by_thread;
+    return 0;
+}
+
+int weft_listeners_bind_admin(weft_config *cfg, int *fd_out)
+{
+    weft_listen_cfg l = {.host = cfg->admin.host, .port = cfg->admin.port};
+    int fd = bind_one(&l, l.port, 0);
+    if (fd < 0) {
+        if (cfg->admin.is_default)
+            weft_log_warn("admin listener: cannot listen on %s port %u: %s; serving without it (set admin.listen)",
+                          l.host, l.port, strerror(errno));
+        else
+            weft_log_error("%s: admin.listen: cannot listen on %s port %u: %s", cfg->path, l.host, l.port,
+                           strerror(errno));
+        return -1;
+    }
+    cfg->admin.port = bound_port(fd);
+    int v6 = strchr(l.host, ':') != NULL;
+    weft_log_info("admin listening on http://%s%s%s:%u/", v6 ? "[" : "", l.host, v6 ? "]" : "", cfg->admin.port);
+    *fd_out = fd;
+    return 0;
+}
+
+void weft_listeners_close(int *fds, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+void weft_listeners_announce(const weft_config *cfg, const int *fds)
+{
+    (void)fds;
+    for (size_t i = 0; i < cfg->n_listen; i++) {
+        const weft_listen_cfg *l = &cfg->listen[i];
+        int v6 = strchr(l->host, ':') != NULL;
+        weft_log_info("listening on %s://%s%s%s:%u/", l->tls != NULL ? "https" : "http", v6 ? "[" : "", l->host,
+                      v6 ? "]" : "", l->port);
+    }
+}

@@ -1,0 +1,103 @@
+/*
+ * The host's PostgreSQL services (libpq). Two connection sets, one per
+ * execution model:
+ *   - db_pool.c: blocking connections shared by pool workers; a worker
+ *     borrows one for a statement and gives it back;
+ *   - db_loop.c: non-blocking connections owned by each event loop, driven
+ *     by socket readiness, in pipeline mode so many coroutine and reactive
+ *     requests share few connections.
+ * Both prepare statements transparently (by SQL text, per connection),
+ * enforce the statement timeout on the client side as well as the server
+ * side, and fail fast with WEFT_UNAVAILABLE while the database is down,
+ * reconnecting with backoff.
+ */
+#ifndef WEFT_DB_H
+#define WEFT_DB_H
+
+#include <libpq-fe.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <weft/plugin.h>
+
+#include "config/config.h"
+
+/* ---- shared helpers (db_common.c) ---- */
+
+/** Per-connection cache of prepared statements, keyed by SQL text. */
+typedef struct weft_stmt_cache {
+    char **sql;
+    size_t n, cap;
+} weft_stmt_cache;
+
+/** Index of `sql` in the cache, or -1. */
+int weft_stmt_find(const weft_stmt_cache *c, const char *sql);
+/** Adds `sql`; returns its index (the statement is named "weft_<index>"). */
+int weft_stmt_add(weft_stmt_cache *c, const char *sql);
+void weft_stmt_forget(weft_stmt_cache *c, int index);
+void weft_stmt_clear(weft_stmt_cache *c);
+
+/** libpq connection keywords for the settings (NULL-terminated, static storage per call site). */
+typedef struct weft_db_params {
+    const char *keys[8];
+    const char *values[8];
+    char options[64];
+    char timeout[16];
+} weft_db_params;
+void weft_db_params_init(weft_db_params *p, const weft_db_cfg *cfg);
+
+/** Maps a finished statement's result to a weft_rc (TIMEOUT for SQLSTATE 57014). */
+int weft_db_result_rc(const PGresult *res);
+
+/* ---- metrics (any thread) ---- */
+void weft_db_metric_open(int delta);
+void weft_db_metric_busy(int delta);
+void weft_db_metric_reconnect(void);
+void weft_db_metric_query(uint64_t elapsed_ns);
+/** Appends the database metrics to a Prometheus exposition. */
+void weft_db_metrics_render(FILE *f);
+
+/** Backoff after failed connects: 100 ms doubling to 5 s. */
+uint64_t weft_db_backoff_next(uint64_t current_ms);
+
+/* ---- blocking pool (db_pool.c) ---- */
+typedef struct weft_dbpool weft_dbpool;
+weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg);
+void weft_dbpool_free(weft_dbpool *p);
+int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res);
+
+/* ---- per-loop pipelined connections (db_loop.c) ---- */
+typedef struct weft_dbloop weft_dbloop;
+struct weft_loop;
+/** Completion of an async statement; runs on the loop. `res` is the caller's to clear. */
+typedef void (*weft_dbloop_cb)(void *arg, int rc, PGresult *res);
+weft_dbloop *weft_dbloop_new(struct weft_loop *loop, const weft_db_cfg *cfg);
+/** Closes every connection; pending statements complete with WEFT_CANCELLED. Loop thread. */
+void weft_dbloop_free(weft_dbloop *d);
+const weft_db_cfg *weft_dbloop_cfg(const weft_dbloop *d);
+/** Queues a statement; `cb` may run before this returns (e.g. database down). */
+void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
+                       void *arg);
+size_t weft_dbloop_inflight(const weft_dbloop *d);
+/** True when at least one connection is up. */
+int weft_dbloop_ready(const weft_dbloop *d);
+/** The loop's connection set for `cfg` (created, or replaced when settings changed). Loop thread. */
+weft_dbloop *weft_dbloop_for(struct weft_loop *loop, const weft_db_cfg *cfg);
+/** Stops using `d` for new statements; it is freed once its statements are done. */
+void weft_dbloop_retire(struct weft_loop *loop, weft_dbloop *d);
+/** Frees retired sets that are idle (all of them with `all`). Loop thread. */
+void weft_dbloop_reap(struct weft_loop *loop, int all);
+
+/* ---- the host table entries (db_host.c) ---- */
+int weft_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res);
+void weft_host_db_query_async(weft_req *r, const char *sql, int n, const char *const *params, weft_db_callback cb,
+                              void *arg);
+int weft_result_rows(const weft_result *res);
+int weft_result_cols(const weft_result *res);
+const char *weft_result_name(const weft_result *res, int col);
+const char *weft_result_value(const weft_result *res, int row, int col);
+long long weft_result_affected(const weft_result *res);
+const char *weft_result_sqlstate(const weft_result *res);
+const char *weft_result_error(const weft_result *res);
+void weft_result_free(weft_result *res);
+
+#endif

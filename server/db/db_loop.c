@@ -1,0 +1,545 @@
+/*
+ * Non-blocking PostgreSQL connections owned by one event loop, in pipeline
+ * mode: statements from many coroutine and reactive requests are sent back
+ * to back on few connections, and their results come back in order.
+ *
+ * Each statement is sent as [Parse] + Bind/Execute + Sync. The Sync per
+ * statement isolates failures: an error aborts only up to its own Sync, so
+ * one bad statement never fails its neighbours. Results therefore arrive as
+ * [prepare result, NULL,] result, NULL, PIPELINE_SYNC — tracked per
+ * statement by `phase`.
+ *
+ * Everything here runs on the owning loop thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "base/log.h"
+#include "core/loop.h"
+
+enum { PH_PREPARE, PH_EXEC, PH_SYNC };
+enum { C_DOWN, C_CONNECTING, C_READY };
+
+typedef struct dbq {
+    struct dbq *next;
+    struct dbconn *conn;
+    weft_dbloop_cb cb;
+    void *arg;
+    int phase;
+    int abandoned; /* its caller already got WEFT_TIMEOUT */
+    PGresult *res;
+    PGresult *prep_error;
+    uint64_t start_ns;
+    weft_timer timeout;
+    weft_dbloop *owner;
+    /* copies, so the statement survives its request */
+    char *sql;
+    int nparams;
+    char **params;
+} dbq;
+
+typedef struct dbconn {
+    weft_dbloop *owner;
+    int state;
+    PGconn *pg;
+    h2o_socket_t *sock;
+    int sock_src_fd; /* the libpq fd `sock` wraps a dup of */
+    PostgresPollingStatusType poll;
+    dbq *head, *tail; /* sent, awaiting results, in order */
+    size_t inflight;
+    weft_stmt_cache stmts;
+    uint64_t backoff_ms;
+    weft_timer retry;
+} dbconn;
+
+struct weft_dbloop {
+    weft_loop *loop;
+    weft_db_cfg cfg;
+    weft_db_params params;
+    dbconn *conns;
+    int n;
+    dbq *wait_head, *wait_tail; /* waiting for a connection to come up */
+    int reported_down;
+    weft_dbloop *next_retired;
+};
+
+static void conn_io(h2o_socket_t *sock, const char *err);
+static void conn_connect(dbconn *c);
+static void send_waiting(weft_dbloop *d);
+
+static void q_free(dbq *q)
+{
+    PQclear(q->res);
+    PQclear(q->prep_error);
+    free(q);
+}
+
+/* Hands the outcome to the caller (unless it already gave up) and frees q. */
+static void q_finish(dbq *q, int rc, PGresult *res)
+{
+    weft_timers_cancel(q->owner->loop->timers, &q->timeout);
+    if (!q->abandoned) {
+        q->abandoned = 1;
+        q->cb(q->arg, rc, res);
+    } else {
+        PQclear(res);
+    }
+    /* `res` was handed over above; whatever else q still holds (a result
+     * that arrived before the connection broke) is freed with it. */
+    q_free(q);
+}
+
+static void conn_broken(dbconn *c, const char *why, int rc);
+
+static void on_q_timeout(weft_timer *t)
+{
+    dbq *q = H2O_STRUCT_FROM_MEMBER(dbq, timeout, t);
+    if (q->conn != NULL) {
+        /* Sent, and even the server's statement_timeout did not answer: the
+         * connection is hung or dead. Reset it; everything on it fails. */
+        conn_broken(q->conn, "a statement got no answer within the statement timeout", WEFT_TIMEOUT);
+        return;
+    }
+    weft_dbloop *d = q->owner;
+    dbq **pp = &d->wait_head, *prev = NULL;
+    while (*pp != NULL && *pp != q) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (*pp == q) {
+        *pp = q->next;
+        if (d->wait_tail == q)
+            d->wait_tail = prev;
+    }
+    q_finish(q, WEFT_TIMEOUT, NULL);
+}
+
+static void report_down(weft_dbloop *d, const char *why)
+{
+    if (d->reported_down)
+        return;
+    d->reported_down = 1;
+    weft_log_error("database (loop %d connections): %s; failing requests fast with 503 and reconnecting with backoff",
+                   d->loop->index, why);
+}
+
+static int any_state(weft_dbloop *d, int state)
+{
+    for (int i = 0; i < d->n; i++)
+        if (d->conns[i].state == state)
+            return 1;
+    return 0;
+}
+
+static void fail_waiting(weft_dbloop *d, int rc)
+{
+    while (d->wait_head != NULL) {
+        dbq *q = d->wait_head;
+        d->wait_head = q->next;
+        q_finish(q, rc, NULL);
+    }
+    d->wait_tail = NULL;
+}
+
+static void on_retry(weft_timer *t)
+{
+    conn_connect(H2O_STRUCT_FROM_MEMBER(dbconn, retry, t));
+}
+
+/* The connection failed: answer everything on it, schedule a reconnect. */
+static void conn_broken(dbconn *c, const char *why, int rc)
+{
+    weft_dbloop *d = c->owner;
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s", why);
+    msg[strcspn(msg, "\n")] = '\0';
+    if (c->sock != NULL) {
+        h2o_socket_close(c->sock);
+        c->sock = NULL;
+    }
+    if (c->pg != NULL) {
+        PQfinish(c->pg);
+        c->pg = NULL;
+    }
+    weft_stmt_clear(&c->stmts);
+    if (c->state == C_READY)
+        weft_db_metric_open(-1);
+    if (c->inflight > 0)
+        weft_db_metric_busy(-1);
+    c->state = C_DOWN;
+    while (c->head != NULL) {
+        dbq *q = c->head;
+        c->head = q->next;
+        q_finish(q, rc, NULL);
+    }
+    c->tail = NULL;
+    c->inflight = 0;
+    report_down(d, msg);
+    if (!any_state(d, C_READY) && !any_state(d, C_CONNECTING))
+        fail_waiting(d, WEFT_UNAVAILABLE);
+    c->backoff_ms = weft_db_backoff_next(c->backoff_ms);
+    weft_timers_add(d->loop->timers, &c->retry, c->backoff_ms, on_retry);
+}
+
+/* (Re)wraps libpq's socket for the loop; libpq may switch sockets while connecting. */
+static int conn_watch(dbconn *c, int want_write)
+{
+    int fd = PQsocket(c->pg);
+    if (fd < 0)
+        return -1;
+    if (c->sock == NULL || c->sock_src_fd != fd) {
+        if (c->sock != NULL)
+            h2o_socket_close(c->sock);
+        int dupfd = dup(fd); /* h2o closes what it wraps; libpq keeps its own */
+        if (dupfd < 0)
+            return -1;
+        c->sock = h2o_evloop_socket_create(c->owner->loop->evloop, dupfd, H2O_SOCKET_FLAG_DONT_READ);
+        c->sock->data = c;
+        c->sock_src_fd = fd;
+    }
+    if (!h2o_socket_is_reading(c->sock))
+        h2o_socket_read_start(c->sock, conn_io);
+    if (want_write && !h2o_socket_is_writing(c->sock))
+        h2o_socket_notify_write(c->sock, conn_io);
+    return 0;
+}
+
+static void conn_connect(dbconn *c)
+{
+    weft_dbloop *d = c->owner;
+    c->pg = PQconnectStartParams(d->params.keys, d->params.values, 1);
+    if (c->pg == NULL || PQstatus(c->pg) == CONNECTION_BAD) {
+        conn_broken(c, c->pg != NULL ? PQerrorMessage(c->pg) : "out of memory", WEFT_UNAVAILABLE);
+        return;
+    }
+    c->state = C_CONNECTING;
+    c->poll = PGRES_POLLING_WRITING;
+    if (conn_watch(c, 1) != 0)
+        conn_broken(c, "no socket", WEFT_UNAVAILABLE);
+}
+
+static void conn_ready(dbconn *c)
+{
+    if (PQsetnonblocking(c->pg, 1) != 0 || PQenterPipelineMode(c->pg) != 1) {
+        conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
+        return;
+    }
+    c->state = C_READY;
+    weft_db_metric_open(1);
+    if (c->backoff_ms > 0)
+        weft_db_metric_reconnect();
+    c->backoff_ms = 0;
+    if (c->owner->reported_down) {
+        c->owner->reported_down = 0;
+        weft_log_info("database (loop %d connections): reachable again", c->owner->loop->index);
+    }
+    send_waiting(c->owner);
+}
+
+static void flush(dbconn *c)
+{
+    int f = PQflush(c->pg);
+    if (f < 0)
+        conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
+    else if (f == 1)
+        conn_watch(c, 1);
+}
+
+/* Feeds one result (or the NULL that ends a statement) to the oldest statement. */
+static void advance(dbconn *c, PGresult *r)
+{
+    dbq *q = c->head;
+    switch (q->phase) {
+    case PH_PREPARE:
+        if (r != NULL) {
+            if (PQresultStatus(r) != PGRES_COMMAND_OK && q->prep_error == NULL)
+                q->prep_error = r;
+            else
+                PQclear(r);
+        } else {
+            q->phase = PH_EXEC;
+        }
+        return;
+    case PH_EXEC:
+        if (r != NULL) {
+            if (q->res == NULL)
+                q->res = r;
+            else
+                PQclear(r);
+        } else {
+            q->phase = PH_SYNC;
+        }
+        return;
+    default:
+        if (r != NULL && PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
+            PQclear(r); /* stray result; keep waiting for the Sync */
+            return;
+        }
+        PQclear(r);
+        c->head = q->next;
+        if (c->head == NULL)
+            c->tail = NULL;
+        if (--c->inflight == 0)
+            weft_db_metric_busy(-1);
+        weft_db_metric_query(weft_now_ns() - q->start_ns);
+        PGresult *res = q->prep_error != NULL ? q->prep_error : q->res;
+        if (q->prep_error != NULL) {
+            int idx = weft_stmt_find(&c->stmts, q->sql);
+            if (idx >= 0)
+                weft_stmt_forget(&c->stmts, idx);
+        }
+        int rc = weft_db_result_rc(res);
+        if (res == q->res)
+            q->res = NULL;
+        else
+            q->prep_error = NULL;
+        q_finish(q, rc, res);
+    }
+}
+
+static void conn_read(dbconn *c)
+{
+    /* Level-triggered epoll: always consume, or the loop spins. */
+    if (!PQconsumeInput(c->pg)) {
+        conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
+        return;
+    }
+    while (c->head != NULL && !PQisBusy(c->pg)) {
+        PGresult *r = PQgetResult(c->pg);
+        advance(c, r);
+        if (c->state != C_READY)
+            return;
+    }
+    if (PQstatus(c->pg) != CONNECTION_OK)
+        conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
+}
+
+static void conn_io(h2o_socket_t *sock, const char *err)
+{
+    dbconn *c = sock->data;
+    if (c->state == C_CONNECTING) {
+        c->poll = PQconnectPoll(c->pg);
+        if (c->poll == PGRES_POLLING_OK)
+            conn_ready(c);
+        else if (c->poll == PGRES_POLLING_FAILED)
+            conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
+        else if (conn_watch(c, c->poll == PGRES_POLLING_WRITING) != 0)
+            conn_broken(c, "no socket", WEFT_UNAVAILABLE);
+        return;
+    }
+    if (c->state != C_READY)
+        return;
+    conn_read(c);
+    if (c->state == C_READY)
+        flush(c);
+}
+
+static void conn_send(dbconn *c, dbq *q)
+{
+    char name[32];
+    int idx = weft_stmt_find(&c->stmts, q->sql);
+    q->phase = PH_EXEC;
+    if (idx < 0) {
+        idx = weft_stmt_add(&c->stmts, q->sql);
+        snprintf(name, sizeof(name), "weft_%d", idx);
+        if (!PQsendPrepare(c->pg, name, q->sql, q->nparams, NULL)) {
+            conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
+            q_finish(q, WEFT_UNAVAILABLE, NULL);
+            return;
+        }
+        q->phase = PH_PREPARE;
+    }
+    snprintf(name, sizeof(name), "weft_%d", idx);
+    if (!PQsendQueryPrepared(c->pg, name, q->nparams, (const char *const *)q->params, NULL, NULL, 0) ||
+        !PQpipelineSync(c->pg)) {
+        conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
+        q_finish(q, WEFT_UNAVAILABLE, NULL);
+        return;
+    }
+    q->conn = c;
+    q->next = NULL;
+    if (c->tail != NULL)
+        c->tail->next = q;
+    else
+        c->head = q;
+    c->tail = q;
+    if (c->inflight++ == 0)
+        weft_db_metric_busy(1);
+    flush(c);
+}
+
+static dbconn *least_loaded(weft_dbloop *d)
+{
+    dbconn *best = NULL;
+    for (int i = 0; i < d->n; i++)
+        if (d->conns[i].state == C_READY && (best == NULL || d->conns[i].inflight < best->inflight))
+            best = &d->conns[i];
+    return best;
+}
+
+static void send_waiting(weft_dbloop *d)
+{
+    dbconn *c;
+    while (d->wait_head != NULL && (c = least_loaded(d)) != NULL) {
+        dbq *q = d->wait_head;
+        d->wait_head = q->next;
+        if (d->wait_head == NULL)
+            d->wait_tail = NULL;
+        conn_send(c, q);
+    }
+}
+
+weft_dbloop *weft_dbloop_new(weft_loop *loop, const weft_db_cfg *cfg)
+{
+    weft_dbloop *d = calloc(1, sizeof(*d));
+    if (d == NULL)
+        return NULL;
+    d->loop = loop;
+    d->cfg = *cfg;
+    d->cfg.conninfo = strdup(cfg->conninfo);
+    weft_db_params_init(&d->params, &d->cfg);
+    d->n = cfg->loop_connections;
+    d->conns = calloc((size_t)d->n, sizeof(dbconn));
+    for (int i = 0; i < d->n; i++) {
+        d->conns[i].owner = d;
+        conn_connect(&d->conns[i]);
+    }
+    return d;
+}
+
+void weft_dbloop_free(weft_dbloop *d)
+{
+    if (d == NULL)
+        return;
+    fail_waiting(d, WEFT_CANCELLED);
+    for (int i = 0; i < d->n; i++) {
+        dbconn *c = &d->conns[i];
+        weft_timers_cancel(d->loop->timers, &c->retry);
+        while (c->head != NULL) {
+            dbq *q = c->head;
+            c->head = q->next;
+            q_finish(q, WEFT_CANCELLED, NULL);
+        }
+        if (c->sock != NULL)
+            h2o_socket_close(c->sock);
+        if (c->state == C_READY)
+            weft_db_metric_open(-1);
+        if (c->inflight > 0)
+            weft_db_metric_busy(-1);
+        PQfinish(c->pg);
+        weft_stmt_clear(&c->stmts);
+    }
+    free(d->conns);
+    free(d->cfg.conninfo);
+    free(d);
+}
+
+const weft_db_cfg *weft_dbloop_cfg(const weft_dbloop *d) { return &d->cfg; }
+
+size_t weft_dbloop_inflight(const weft_dbloop *d)
+{
+    size_t n = 0;
+    for (int i = 0; i < d->n; i++)
+        n += d->conns[i].inflight;
+    for (const dbq *q = d->wait_head; q != NULL; q = q->next)
+        n++;
+    return n;
+}
+
+void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
+                       void *arg)
+{
+    /* One allocation for the statement and copies of its text and parameters:
+     * a timed-out request is freed while its statement is still in flight. */
+    size_t size = sizeof(dbq) + strlen(sql) + 1 + (size_t)n * sizeof(char *);
+    for (int i = 0; i < n; i++)
+        size += params[i] != NULL ? strlen(params[i]) + 1 : 0;
+    dbq *q = calloc(1, size);
+    if (q == NULL) {
+        cb(arg, WEFT_UNAVAILABLE, NULL);
+        return;
+    }
+    q->owner = d;
+    q->start_ns = weft_now_ns();
+    q->cb = cb;
+    q->arg = arg;
+    q->nparams = n;
+    q->params = (char **)(q + 1);
+    char *p = (char *)(q->params + n);
+    for (int i = 0; i < n; i++) {
+        if (params[i] == NULL) {
+            q->params[i] = NULL;
+            continue;
+        }
+        size_t len = strlen(params[i]) + 1;
+        q->params[i] = memcpy(p, params[i], len);
+        p += len;
+    }
+    q->sql = strcpy(p, sql);
+
+    dbconn *c = least_loaded(d);
+    if (c == NULL && !any_state(d, C_CONNECTING)) {
+        /* Down, and between reconnect attempts: don't make the client wait. */
+        q->abandoned = 1;
+        q_free(q);
+        cb(arg, WEFT_UNAVAILABLE, NULL);
+        return;
+    }
+    weft_timers_add(d->loop->timers, &q->timeout, (uint64_t)d->cfg.statement_timeout_ms + 1000, on_q_timeout);
+    if (c != NULL) {
+        conn_send(c, q);
+        return;
+    }
+    q->next = NULL;
+    if (d->wait_tail != NULL)
+        d->wait_tail->next = q;
+    else
+        d->wait_head = q;
+    d->wait_tail = q;
+}
+
+void weft_dbloop_retire(weft_loop *loop, weft_dbloop *d)
+{
+    d->next_retired = loop->db_retired;
+    loop->db_retired = d;
+    weft_dbloop_reap(loop, 0);
+}
+
+void weft_dbloop_reap(weft_loop *loop, int all)
+{
+    for (weft_dbloop **pp = &loop->db_retired; *pp != NULL;) {
+        weft_dbloop *d = *pp;
+        if (all || weft_dbloop_inflight(d) == 0) {
+            *pp = d->next_retired;
+            weft_dbloop_free(d);
+        } else {
+            pp = &d->next_retired;
+        }
+    }
+}
+
+int weft_dbloop_ready(const weft_dbloop *d)
+{
+    for (int i = 0; i < d->n; i++)
+        if (d->conns[i].state == C_READY)
+            return 1;
+    return 0;
+}
+
+weft_dbloop *weft_dbloop_for(weft_loop *loop, const weft_db_cfg *cfg)
+{
+    /* A reload with new database settings gets new connections; the old set
+     * retires once its statements are done. */
+    if (loop->db != NULL && !weft_db_cfg_equal(weft_dbloop_cfg(loop->db), cfg)) {
+        weft_dbloop_retire(loop, loop->db);
+        loop->db = NULL;
+    }
+    if (loop->db_retired != NULL)
+        weft_dbloop_reap(loop, 0);
+    if (loop->db == NULL)
+        loop->db = weft_dbloop_new(loop, cfg);
+    return loop->db;
+}

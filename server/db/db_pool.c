@@ -1,0 +1,259 @@
+/*
+ * Blocking connections for pool workers. A worker borrows a connection, runs
+ * one prepared statement, and returns it. Statements are sent asynchronously
+ * and awaited with poll() against a deadline, so a database that stops
+ * answering (not just one that closes the socket) costs a request at most
+ * the statement timeout, never a worker forever.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "base/log.h"
+#include "base/timer.h"
+
+typedef struct pconn {
+    PGconn *pg;
+    weft_stmt_cache stmts;
+} pconn;
+
+struct weft_dbpool {
+    weft_db_cfg cfg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pconn **idle;
+    size_t n_idle;
+    size_t open; /* idle + borrowed + being opened */
+    uint64_t down_until_ns;
+    uint64_t backoff_ms;
+    int reported_down;
+};
+
+weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg)
+{
+    weft_dbpool *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return NULL;
+    p->cfg = *cfg;
+    p->cfg.conninfo = strdup(cfg->conninfo);
+    p->idle = calloc((size_t)cfg->pool_connections, sizeof(pconn *));
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return p;
+}
+
+static void pconn_close(pconn *c)
+{
+    weft_db_metric_open(-1);
+    PQfinish(c->pg);
+    weft_stmt_clear(&c->stmts);
+    free(c);
+}
+
+void weft_dbpool_free(weft_dbpool *p)
+{
+    if (p == NULL)
+        return;
+    for (size_t i = 0; i < p->n_idle; i++)
+        pconn_close(p->idle[i]);
+    free(p->idle);
+    free(p->cfg.conninfo);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}
+
+static void mark_down(weft_dbpool *p, const char *why)
+{
+    pthread_mutex_lock(&p->mu);
+    p->backoff_ms = weft_db_backoff_next(p->backoff_ms);
+    p->down_until_ns = weft_now_ns() + p->backoff_ms * 1000000u;
+    int report = !p->reported_down;
+    p->reported_down = 1;
+    pthread_mutex_unlock(&p->mu);
+    if (report)
+        weft_log_error("database (pool connections): %s; failing requests fast with 503 and retrying with backoff",
+                       why);
+}
+
+static void mark_up(weft_dbpool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int report = p->reported_down;
+    if (report)
+        weft_db_metric_reconnect();
+    p->reported_down = 0;
+    p->backoff_ms = 0;
+    p->down_until_ns = 0;
+    pthread_mutex_unlock(&p->mu);
+    if (report)
+        weft_log_info("database (pool connections): reachable again");
+}
+
+/* Returns a connection, or NULL with *rc = WEFT_UNAVAILABLE. */
+static pconn *borrow(weft_dbpool *p, uint64_t deadline_ns, int *rc)
+{
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        if (p->n_idle > 0) {
+            pconn *c = p->idle[--p->n_idle];
+            pthread_mutex_unlock(&p->mu);
+            weft_db_metric_busy(1);
+            return c;
+        }
+        if (p->down_until_ns > weft_now_ns()) {
+            pthread_mutex_unlock(&p->mu);
+            *rc = WEFT_UNAVAILABLE; /* fail fast while the database is known to be down */
+            return NULL;
+        }
+        if (p->open < (size_t)p->cfg.pool_connections)
+            break;
+        struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+        if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT) {
+            pthread_mutex_unlock(&p->mu);
+            *rc = WEFT_UNAVAILABLE;
+            return NULL;
+        }
+    }
+    p->open++;
+    pthread_mutex_unlock(&p->mu);
+
+    weft_db_params params;
+    weft_db_params_init(&params, &p->cfg);
+    PGconn *pg = PQconnectdbParams(params.keys, params.values, 1);
+    if (PQstatus(pg) != CONNECTION_OK) {
+        char why[512];
+        snprintf(why, sizeof(why), "cannot connect: %s", PQerrorMessage(pg));
+        why[strcspn(why, "\n")] = '\0';
+        PQfinish(pg);
+        pthread_mutex_lock(&p->mu);
+        p->open--;
+        pthread_cond_signal(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        mark_down(p, why);
+        *rc = WEFT_UNAVAILABLE;
+        return NULL;
+    }
+    mark_up(p);
+    pconn *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        weft_fatal("out of memory");
+    c->pg = pg;
+    weft_db_metric_open(1);
+    weft_db_metric_busy(1);
+    return c;
+}
+
+static void give_back(weft_dbpool *p, pconn *c, int broken)
+{
+    weft_db_metric_busy(-1);
+    pthread_mutex_lock(&p->mu);
+    if (broken) {
+        p->open--;
+    } else {
+        p->idle[p->n_idle++] = c;
+    }
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (broken)
+        pconn_close(c);
+}
+
+/* Waits for `events` on the connection's socket until the deadline. */
+static int wait_socket(PGconn *pg, short events, uint64_t deadline_ns)
+{
+    uint64_t now = weft_now_ns();
+    if (now >= deadline_ns)
+        return 0;
+    struct pollfd pfd = {PQsocket(pg), events, 0};
+    int ms = (int)((deadline_ns - now) / 1000000u) + 1;
+    int n;
+    while ((n = poll(&pfd, 1, ms)) < 0 && errno == EINTR)
+        ;
+    return n > 0;
+}
+
+/* Collects the results of one sent command; the first is kept. Returns 0, or
+ * -1 when the deadline passed or the connection failed. */
+static int collect(PGconn *pg, uint64_t deadline_ns, PGresult **out)
+{
+    int f;
+    while ((f = PQflush(pg)) == 1)
+        if (!wait_socket(pg, POLLOUT, deadline_ns))
+            return -1;
+    if (f < 0)
+        return -1;
+    *out = NULL;
+    for (;;) {
+        while (PQisBusy(pg)) {
+            if (!wait_socket(pg, POLLIN, deadline_ns) || !PQconsumeInput(pg))
+                return -1;
+        }
+        PGresult *r = PQgetResult(pg);
+        if (r == NULL)
+            return 0;
+        if (*out == NULL)
+            *out = r;
+        else
+            PQclear(r);
+    }
+}
+
+int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res)
+{
+    *res = NULL;
+    /* A little past the server's own statement_timeout, which normally fires first. */
+    uint64_t start = weft_now_ns();
+    uint64_t deadline = start + ((uint64_t)p->cfg.statement_timeout_ms + 1000) * 1000000u;
+    int rc = WEFT_UNAVAILABLE;
+    pconn *c = borrow(p, deadline, &rc);
+    if (c == NULL)
+        return rc;
+    char name[32];
+    int idx = weft_stmt_find(&c->stmts, sql);
+    int ok = 1;
+    if (idx < 0) {
+        idx = weft_stmt_add(&c->stmts, sql);
+        snprintf(name, sizeof(name), "weft_%d", idx);
+        PGresult *prep = NULL;
+        ok = PQsendPrepare(c->pg, name, sql, n, NULL) && collect(c->pg, deadline, &prep) == 0;
+        if (ok && PQresultStatus(prep) != PGRES_COMMAND_OK) {
+            weft_stmt_forget(&c->stmts, idx);
+            rc = weft_db_result_rc(prep);
+            *res = prep;
+            give_back(p, c, PQstatus(c->pg) != CONNECTION_OK);
+            return rc;
+        }
+        PQclear(prep);
+    }
+    snprintf(name, sizeof(name), "weft_%d", idx);
+    if (ok)
+        ok = PQsendQueryPrepared(c->pg, name, n, params, NULL, NULL, 0) && collect(c->pg, deadline, res) == 0;
+    if (!ok || PQstatus(c->pg) != CONNECTION_OK) {
+        int timed_out = weft_now_ns() >= deadline;
+        char why[512];
+        snprintf(why, sizeof(why), "%s", timed_out ? "statement timed out on the client side" : PQerrorMessage(c->pg));
+        why[strcspn(why, "\n")] = '\0';
+        PQclear(*res);
+        *res = NULL;
+        /* The connection is in an unknown state: close it, never reuse it. */
+        give_back(p, c, 1);
+        if (!timed_out)
+            mark_down(p, why);
+        return timed_out ? WEFT_TIMEOUT : WEFT_UNAVAILABLE;
+    }
+    rc = weft_db_result_rc(*res);
+    weft_db_metric_query(weft_now_ns() - start);
+    give_back(p, c, rc == WEFT_UNAVAILABLE);
+    if (rc == WEFT_UNAVAILABLE)
+        mark_down(p, "the database is shutting down or restarting");
+    return rc;
+}

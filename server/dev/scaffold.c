@@ -1,0 +1,176 @@
+#include "dev/scaffold.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/names.h"
+#include "version.h"
+
+/* Templates: @N@ is the plugin name, @I@ the name as a C identifier. */
+static const char source_tpl[] =
+    "/*\n"
+    " * @N@ — a weft plugin. Build: make; run: weft dev (or copy @N@.so into a\n"
+    " * plugin directory). One blocking-style handler (pool and coroutine\n"
+    " * routes) and one reactive handler (reactive routes).\n"
+    " */\n"
+    "#include <stdlib.h>\n"
+    "#include <string.h>\n"
+    "#include <weft/plugin.h>\n"
+    "\n"
+    "static const weft_host *host;\n"
+    "\n"
+    "struct @I@_route {\n"
+    "    char *greeting; /* read-only after init: shared by every thread */\n"
+    "};\n"
+    "\n"
+    "static int @I@_init(const weft_host *h, weft_init *ctx, void **state)\n"
+    "{\n"
+    "    host = h;\n"
+    "    struct @I@_route *rt = calloc(1, sizeof(*rt));\n"
+    "    /* option strings die with the config: keep a copy */\n"
+    "    if (rt == NULL || (rt->greeting = strdup(host->opt_string(ctx, \"greeting\", \"Hello from @N@\"))) == NULL) {\n"
+    "        free(rt);\n"
+    "        host->init_error(ctx, \"out of memory\");\n"
+    "        return WEFT_ERROR;\n"
+    "    }\n"
+    "    *state = rt;\n"
+    "    return WEFT_OK;\n"
+    "}\n"
+    "\n"
+    "static void @I@_fini(void *state)\n"
+    "{\n"
+    "    struct @I@_route *rt = state;\n"
+    "    free(rt->greeting);\n"
+    "    free(rt);\n"
+    "}\n"
+    "\n"
+    "/* Blocking style: may call host->sleep_ms, host->mutex_lock, host->db_query. */\n"
+    "static int @I@_handle(weft_req *req, void *state)\n"
+    "{\n"
+    "    struct @I@_route *rt = state;\n"
+    "    host->res_header(req, \"content-type\", \"text/plain\");\n"
+    "    return host->res_printf(req, \"%s\\n\", rt->greeting);\n"
+    "}\n"
+    "\n"
+    "/* Reactive: must never block; return WEFT_AGAIN and call host->done() later\n"
+    " * when waiting on host->sleep_async / mutex_lock_async / db_query_async. */\n"
+    "static int @I@_handle_async(weft_req *req, void *state)\n"
+    "{\n"
+    "    return @I@_handle(req, state);\n"
+    "}\n"
+    "\n"
+    "static const weft_plugin @I@_plugin = {\n"
+    "    WEFT_PLUGIN_HEADER,\n"
+    "    .name = \"@N@\",\n"
+    "    .version = \"0.1.0\",\n"
+    "    .description = \"@N@ plugin\",\n"
+    "    .init = @I@_init,\n"
+    "    .fini = @I@_fini,\n"
+    "    .handle = @I@_handle,\n"
+    "    .handle_async = @I@_handle_async,\n"
+    "};\n"
+    "\n"
+    "WEFT_EXPORT const weft_plugin *weft_plugin_entry(void) { return &@I@_plugin; }\n";
+
+static const char makefile_tpl[] =
+    "# Builds @N@.so against the weft SDK (the weft-dev package's pkg-config\n"
+    "# file, or a weft source tree: make WEFT_CFLAGS=-I/path/to/weft/server/include).\n"
+    "WEFT_CFLAGS ?= $(shell pkg-config --cflags weft-plugin 2>/dev/null || echo @S@)\n"
+    "CFLAGS ?= -O2 -g -Wall -Wextra\n"
+    "\n"
+    "@N@.so: @N@.c\n"
+    "\t$(CC) $(CFLAGS) $(WEFT_CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $<\n"
+    "\tchmod go-w $@  # weft refuses group- or world-writable plugins\n"
+    "\n"
+    "clean:\n"
+    "\trm -f @N@.so\n"
+    "\n"
+    ".PHONY: clean\n";
+
+static const char route_tpl[] =
+    "# Routes for @N@, as they appear in a weft config's routes list.\n"
+    "{ path = \"/@N@\"; plugin = \"@N@\"; dispatch = \"coroutine\"; methods = [\"GET\"]; },\n"
+    "{ path = \"/@N@/reactive\"; plugin = \"@N@\"; dispatch = \"reactive\"; methods = [\"GET\"]; }\n";
+
+static const char readme_tpl[] =
+    "# @N@\n"
+    "\n"
+    "A weft plugin. `make` builds `@N@.so`; `weft dev .` (in the parent\n"
+    "directory) builds it, serves it on http://127.0.0.1:8080/@N@ and rebuilds\n"
+    "it on every save. `route.conf` holds the routes to paste into a weft\n"
+    "config's `routes` list. The plugin API is documented in weft's\n"
+    "docs/PLUGINS.md and in `weft/plugin.h`.\n";
+
+const char *weft_sdk_cflags(void)
+{
+    static char flags[1200];
+    if (flags[0] == '\0') {
+        FILE *p = popen("pkg-config --cflags weft-plugin 2>/dev/null", "r");
+        size_t n = p != NULL ? fread(flags, 1, sizeof(flags) - 1, p) : 0;
+        int rc = p != NULL ? pclose(p) : -1;
+        flags[n] = '\0';
+        flags[strcspn(flags, "\n")] = '\0';
+        /* A build tree has no .pc installed: use its own header directory. */
+        if (rc != 0 || flags[0] == '\0')
+            snprintf(flags, sizeof(flags), "-I%s", WEFT_SDK_INCLUDE_DIR);
+    }
+    return flags;
+}
+
+static int write_tpl(const char *path, const char *tpl, const char *name, const char *ident)
+{
+    FILE *f = fopen(path, "wx");
+    if (f == NULL) {
+        fprintf(stderr, "weft: cannot create %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    for (const char *p = tpl; *p; p++) {
+        if (p[0] == '@' && (p[1] == 'N' || p[1] == 'I' || p[1] == 'S') && p[2] == '@') {
+            fputs(p[1] == 'N' ? name : p[1] == 'I' ? ident : "-I" WEFT_SDK_INCLUDE_DIR, f);
+            p += 2;
+        } else {
+            fputc(*p, f);
+        }
+    }
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+int weft_scaffold(const char *name, const char *dir)
+{
+    if (!weft_name_is_valid(name)) {
+        fprintf(stderr, "weft: '%s' is not a plugin name: use 1-64 characters of a-z, 0-9, '_' or '-'\n", name);
+        return 2;
+    }
+    char ident[80];
+    snprintf(ident, sizeof(ident), "%s%s", name[0] >= '0' && name[0] <= '9' ? "p_" : "", name);
+    for (char *c = ident; *c; c++)
+        if (*c == '-')
+            *c = '_';
+    char proj[4096], path[4200];
+    snprintf(proj, sizeof(proj), "%s/%s", dir, name);
+    if (mkdir(proj, 0755) != 0) {
+        fprintf(stderr, "weft: cannot create %s: %s\n", proj, strerror(errno));
+        return 1;
+    }
+    /* whatever the umask: weft refuses plugins in group-writable places */
+    chmod(proj, 0755);
+    struct {
+        const char *file, *tpl;
+    } files[] = {{".c", source_tpl}, {"Makefile", makefile_tpl}, {"route.conf", route_tpl}, {"README.md", readme_tpl}};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        if (files[i].file[0] == '.')
+            snprintf(path, sizeof(path), "%s/%s%s", proj, name, files[i].file);
+        else
+            snprintf(path, sizeof(path), "%s/%s", proj, files[i].file);
+        if (write_tpl(path, files[i].tpl, name, ident) != 0)
+            return 1;
+    }
+    printf("created %s: %s.c, Makefile, route.conf, README.md\n"
+           "build it:   make -C %s\n"
+           "develop:    weft dev %s\n",
+           proj, name, proj, dir);
+    return 0;
+}

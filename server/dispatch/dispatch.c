@@ -1,0 +1,188 @@
+#include "dispatch/dispatch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dispatch/blocking.h"
+#include "dispatch/coro.h"
+#include "reload/generation.h"
+#include "http/http.h"
+#include "base/log.h"
+#include "core/loop.h"
+#include "dispatch/workpool.h"
+
+/* Pool-policy state, allocated in the request's arena. */
+typedef struct pool_job {
+    weft_work work;
+    weft_msg done;
+    weft_req *r;
+} pool_job;
+
+/* A slice may end the request (done() from inside a callback chain): the
+ * request is completed only when the slice returns, never under its feet. */
+static void slice_begin(weft_req *r, uint64_t *t0)
+{
+    r->in_slice++;
+    *t0 = weft_now_ns();
+}
+
+static void slice_end(weft_req *r, uint64_t t0)
+{
+    weft_blocking_check(r->route, weft_now_ns() - t0);
+    if (--r->in_slice == 0 && r->finished)
+        weft_http_complete(r);
+}
+
+static void finish(weft_req *r, int rc)
+{
+    r->rc = rc;
+    r->finished = 1;
+}
+
+/* ---- reactive ---- */
+
+static void run_reactive(weft_req *r)
+{
+    uint64_t t0;
+    r->exec = WEFT_EXEC_LOOP;
+    slice_begin(r, &t0);
+    int rc = r->route->module->desc.handle_async(r, r->route->state);
+    if (rc != WEFT_AGAIN && !r->finished)
+        finish(r, rc);
+    slice_end(r, t0);
+}
+
+void weft_dispatch_run(weft_req *r, void (*fn)(void *ctx), void *ctx)
+{
+    uint64_t t0;
+    slice_begin(r, &t0);
+    fn(ctx);
+    slice_end(r, t0);
+}
+
+void weft_dispatch_callback(weft_req *r, weft_callback cb, void *arg, int rc)
+{
+    uint64_t t0;
+    slice_begin(r, &t0);
+    cb(r, arg, rc);
+    slice_end(r, t0);
+}
+
+typedef struct done_msg {
+    weft_msg m;
+    weft_req *r;
+} done_msg;
+
+static void on_done_msg(weft_msg *m)
+{
+    weft_req *r = H2O_STRUCT_FROM_MEMBER(done_msg, m, m)->r;
+    uint64_t t0;
+    slice_begin(r, &t0);
+    slice_end(r, t0);
+}
+
+void weft_dispatch_done(weft_req *r, int rc)
+{
+    if (r->finished) {
+        weft_log_error("%s: done() called twice for one request; ignored", r->route->label);
+        return;
+    }
+    finish(r, rc);
+    if (weft_loop_current == r->loop) {
+        if (r->in_slice == 0)
+            weft_http_complete(r);
+        return;
+    }
+    /* done() from a foreign thread: completing must happen on the owner. */
+    done_msg *msg = weft_req_alloc(r, sizeof(*msg));
+    if (msg == NULL)
+        weft_fatal("out of memory posting a completion");
+    msg->r = r;
+    weft_loop_post(r->loop, &msg->m, on_done_msg);
+}
+
+/* ---- coroutine ---- */
+
+static void coro_gauges(weft_loop *L)
+{
+    atomic_store_explicit(&L->stats->coros_live, (int_fast64_t)weft_coro_pool_live(L->coros), memory_order_relaxed);
+    atomic_store_explicit(&L->stats->coro_bytes, (int_fast64_t)weft_coro_pool_mapped_bytes(L->coros),
+                          memory_order_relaxed);
+}
+
+static void coro_main(void *arg)
+{
+    weft_req *r = arg;
+    int rc = r->route->module->desc.handle(r, r->route->state);
+    finish(r, rc);
+}
+
+void weft_dispatch_resume(weft_req *r)
+{
+    uint64_t t0;
+    slice_begin(r, &t0);
+    r->exec = WEFT_EXEC_COROUTINE;
+    if (weft_coro_resume(r->coro)) {
+        weft_coro_free(r->coro);
+        r->coro = NULL;
+        coro_gauges(r->loop);
+    }
+    slice_end(r, t0);
+}
+
+static void run_coroutine(weft_req *r)
+{
+    r->coro = weft_coro_new(r->loop->coros, coro_main, r, r->route->cfg->path);
+    coro_gauges(r->loop);
+    if (r->coro == NULL) {
+        weft_log_error("%s: cannot allocate a coroutine stack; answering 503", r->route->label);
+        weft_res_error(r, 503, "server overloaded: no coroutine stack available");
+        weft_res_header(r, "retry-after", "1");
+        weft_http_complete(r);
+        return;
+    }
+    weft_dispatch_resume(r);
+}
+
+/* ---- pool ---- */
+
+static void on_pool_done(weft_msg *m)
+{
+    pool_job *job = H2O_STRUCT_FROM_MEMBER(pool_job, done, m);
+    weft_http_complete(job->r);
+}
+
+static void pool_run(weft_work *w)
+{
+    pool_job *job = H2O_STRUCT_FROM_MEMBER(pool_job, work, w);
+    weft_req *r = job->r;
+    r->rc = r->route->module->desc.handle(r, r->route->state);
+    weft_loop_post(r->loop, &job->done, on_pool_done);
+}
+
+static void run_pool(weft_req *r)
+{
+    pool_job *job = weft_req_alloc(r, sizeof(*job));
+    r->exec = WEFT_EXEC_WORKER;
+    if (job != NULL) {
+        job->r = r;
+        job->work.run = pool_run;
+        if (weft_workpool_submit(r->route->pool, &job->work) == 0)
+            return;
+    }
+    /* Refuse at once rather than queue without bound: the client may retry
+     * elsewhere, and the server's memory stays flat under overload. */
+    weft_res_error(r, 503, "server busy: worker pool queue is full");
+    weft_res_header(r, "retry-after", "1");
+    weft_http_complete(r);
+}
+
+void weft_dispatch_start(weft_req *r)
+{
+    r->start_ns = weft_now_ns();
+    switch (r->route->cfg->dispatch) {
+    case WEFT_DISPATCH_REACTIVE: run_reactive(r); break;
+    case WEFT_DISPATCH_COROUTINE: run_coroutine(r); break;
+    case WEFT_DISPATCH_POOL: run_pool(r); break;
+    }
+}

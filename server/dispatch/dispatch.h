@@ -1,0 +1,30 @@
+/*
+ * The three dispatch policies. Every request starts and ends on the loop
+ * thread that accepted it; what happens in between depends on the route:
+ *
+ *   reactive   handle_async() on the loop; callbacks later, on the loop.
+ *   coroutine  handle() in a coroutine on the loop; blocking primitives
+ *              suspend it and a timer/message resumes it.
+ *   pool       handle() on a worker thread; the result comes back to the
+ *              loop through its multithread queue.
+ *
+ * Work done on the loop thread runs in "slices" that are timed: a slice
+ * longer than blocking.threshold_ms is reported as a blocked loop.
+ */
+#ifndef WEFT_DISPATCH_H
+#define WEFT_DISPATCH_H
+
+#include "request/request.h"
+
+/** Starts the route's handler for `r` (loop thread). */
+void weft_dispatch_start(weft_req *r);
+/** Resumes `r`'s suspended coroutine (loop thread). */
+void weft_dispatch_resume(weft_req *r);
+/** Runs fn(ctx) for `r` as a timed slice of loop-thread plugin code (loop thread). */
+void weft_dispatch_run(weft_req *r, void (*fn)(void *ctx), void *ctx);
+/** Runs a reactive completion callback for `r` as a timed slice (loop thread). */
+void weft_dispatch_callback(weft_req *r, weft_callback cb, void *arg, int rc);
+/** host->done(): the reactive handler's response is complete. Any thread. */
+void weft_dispatch_done(weft_req *r, int rc);
+
+#endif

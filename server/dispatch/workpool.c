@@ -1,0 +1,132 @@
+#include "dispatch/workpool.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/signals.h"
+
+struct weft_workpool {
+    char *name;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    weft_work *head, *tail; /* FIFO */
+    size_t queued, queue_max;
+    int size, busy, stopping;
+    unsigned long long rejected, completed;
+    pthread_t *threads;
+    int started;
+};
+
+static void *worker_main(void *arg)
+{
+    weft_workpool *p = arg;
+    /* Signals belong to the main thread, which turns them into orderly actions. */
+    weft_signals_block_async();
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->head == NULL && !p->stopping)
+            pthread_cond_wait(&p->cv, &p->mu);
+        weft_work *w = p->head;
+        if (w == NULL)
+            break; /* stopping and drained */
+        p->head = w->next;
+        if (p->head == NULL)
+            p->tail = NULL;
+        p->queued--;
+        p->busy++;
+        pthread_mutex_unlock(&p->mu);
+        w->run(w);
+        pthread_mutex_lock(&p->mu);
+        p->busy--;
+        p->completed++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+weft_workpool *weft_workpool_new(const char *name, int size, int queue)
+{
+    weft_workpool *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return NULL;
+    p->name = strdup(name);
+    p->size = size;
+    p->queue_max = (size_t)queue;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->threads = calloc((size_t)size, sizeof(pthread_t));
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    /* Blocking handlers need ordinary stacks, but 8 MiB of address space per
+     * thread adds up at 200 threads; 512 KiB is plenty for handler code. */
+    pthread_attr_setstacksize(&attr, 512 * 1024);
+    for (int i = 0; i < size; i++) {
+        if (pthread_create(&p->threads[i], &attr, worker_main, p) != 0) {
+            weft_log_error("pool '%s': cannot start worker thread %d of %d", name, i + 1, size);
+            break;
+        }
+        p->started++;
+    }
+    pthread_attr_destroy(&attr);
+    if (p->started < size) {
+        weft_workpool_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void weft_workpool_free(weft_workpool *p)
+{
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stopping = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->started; i++)
+        pthread_join(p->threads[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->threads);
+    free(p->name);
+    free(p);
+}
+
+int weft_workpool_submit(weft_workpool *p, weft_work *w)
+{
+    w->next = NULL;
+    pthread_mutex_lock(&p->mu);
+    /* Work beyond the idle threads waits; the bound covers only the waiting. */
+    size_t idle = (size_t)(p->size - p->busy);
+    if (p->stopping || p->queued >= p->queue_max + idle) {
+        p->rejected++;
+        pthread_mutex_unlock(&p->mu);
+        return -1;
+    }
+    if (p->tail != NULL)
+        p->tail->next = w;
+    else
+        p->head = w;
+    p->tail = w;
+    p->queued++;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+}
+
+const char *weft_workpool_name(const weft_workpool *p) { return p->name; }
+
+void weft_workpool_stats_get(weft_workpool *p, weft_workpool_stats *s)
+{
+    pthread_mutex_lock(&p->mu);
+    s->size = p->size;
+    s->busy = p->busy;
+    s->queued = p->queued;
+    s->queue_max = p->queue_max;
+    s->rejected = p->rejected;
+    s->completed = p->completed;
+    pthread_mutex_unlock(&p->mu);
+}

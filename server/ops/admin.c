@@ -1,0 +1,115 @@
+#include "ops/admin.h"
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "dev/dev.h"
+#include "reload/generation.h"
+#include "http/http.h"
+#include "core/loop.h"
+#include "plugin/module.h"
+#include "ops/observe.h"
+#include "reload/reload.h"
+#include "version.h"
+
+static atomic_int reload_requested;
+static void (*waker)(void);
+
+int weft_admin_take_reload_request(void) { return atomic_exchange(&reload_requested, 0); }
+void weft_admin_set_waker(void (*wake)(void)) { waker = wake; }
+
+static void add_module(const weft_module *m, void *ctx)
+{
+    json_t *mod = json_pack("{s:s, s:s, s:i, s:s, s:I, s:I}", "name", m->name, "version",
+                            m->desc.version ? m->desc.version : "?", "load", (int)m->seq, "file", m->path, "loaded_at",
+                            (json_int_t)m->loaded_at, "references", (json_int_t)atomic_load(&m->refs));
+    json_array_append_new(ctx, mod);
+}
+
+static json_t *status_json(const weft_generation *g)
+{
+    weft_reload_status rs;
+    weft_reload_status_get(&rs);
+    json_t *routes = json_array();
+    for (size_t i = 0; i < g->n_routes; i++) {
+        const weft_route *r = &g->routes[i];
+        char methods[128];
+        weft_methods_format(r->cfg->methods, methods, sizeof(methods));
+        json_t *jr = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "path", r->cfg->path, "methods",
+                               r->cfg->methods == WEFT_M_ALL ? "*" : methods, "plugin", r->module->name,
+                               "plugin_version", r->module->desc.version ? r->module->desc.version : "?",
+                               "plugin_load", (int)r->module->seq, "dispatch", weft_dispatch_name(r->cfg->dispatch));
+        if (r->cfg->pool != NULL)
+            json_object_set_new(jr, "pool", json_string(r->cfg->pool));
+        json_array_append_new(routes, jr);
+    }
+    json_t *modules = json_array();
+    weft_module_foreach(add_module, modules);
+    json_t *last = rs.at == 0 ? json_null()
+                              : json_pack("{s:b, s:I, s:s}", "ok", rs.last_ok, "at", (json_int_t)rs.at, "message",
+                                          rs.message);
+    return json_pack("{s:s, s:I, s:s, s:o, s:o, s:{s:I, s:I, s:o}}", "version", WEFT_VERSION, "generation",
+                     (json_int_t)g->id, "config", g->cfg->path, "routes", routes, "plugins", modules, "reloads", "ok",
+                     (json_int_t)rs.ok, "failed", (json_int_t)rs.failed, "last", last);
+}
+
+static void send_json(h2o_req_t *req, int status, json_t *doc)
+{
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+    json_decref(doc);
+    size_t len = text ? strlen(text) : 0;
+    char *body = h2o_mem_alloc_pool(&req->pool, len + 1);
+    memcpy(body, text ? text : "", len);
+    body[len] = '\n';
+    free(text);
+    req->res.status = status;
+    req->res.reason = status == 200 ? "OK" : "Accepted";
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, H2O_STRLIT("application/json"));
+    req->res.content_length = len + 1;
+    h2o_send_inline(req, body, len + 1);
+}
+
+static int on_admin_req(h2o_handler_t *self, h2o_req_t *req)
+{
+    if (weft_observe_handle(req, WEFT_ON_ADMIN) || weft_dev_admin(req))
+        return 0;
+    h2o_iovec_t path = req->path_normalized;
+    int is_get = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) ||
+                 h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
+    int is_post = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("POST"));
+    if (h2o_memis(path.base, path.len, H2O_STRLIT("/status"))) {
+        if (!is_get) {
+            h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("GET, HEAD"));
+            weft_http_send_error(req, 405, "method not allowed");
+            return 0;
+        }
+        send_json(req, 200, status_json(weft_loop_current->gen));
+        return 0;
+    }
+    if (h2o_memis(path.base, path.len, H2O_STRLIT("/reload"))) {
+        if (!is_post) {
+            h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("POST"));
+            weft_http_send_error(req, 405, "method not allowed: use POST");
+            return 0;
+        }
+        atomic_store(&reload_requested, 1);
+        if (waker != NULL)
+            waker();
+        send_json(req, 202, json_pack("{s:s}", "reload", "requested; see /status for the outcome"));
+        return 0;
+    }
+    weft_http_send_error(req, 404, "not found: the admin listener serves /status, /reload (and /dev in dev mode)");
+    return 0;
+}
+
+h2o_hostconf_t **weft_admin_setup(h2o_globalconf_t *conf)
+{
+    static h2o_hostconf_t *hosts[2];
+    hosts[0] = h2o_config_register_host(conf, h2o_iovec_init(H2O_STRLIT("weft-admin")), 65535);
+    h2o_pathconf_t *path = h2o_config_register_path(hosts[0], "/", 0);
+    h2o_handler_t *h = h2o_create_handler(path, sizeof(*h));
+    h->on_req = on_admin_req;
+    hosts[1] = NULL;
+    return hosts;
+}

@@ -1,0 +1,22 @@
+/*
+ * The admin listener (config `admin`, default 127.0.0.1:9901, loopback only
+ * unless allowed): operational endpoints that must never face the public.
+ *   GET  /status   generation, routes with plugin version and policy, loaded
+ *                  plugin versions (old ones still draining included), last
+ *                  reload outcome — JSON
+ *   POST /reload   asks the control thread to reload the config (202)
+ * Served by loop 0 only.
+ */
+#ifndef WEFT_ADMIN_H
+#define WEFT_ADMIN_H
+
+#include "base/h2o_glue.h"
+
+/** Registers the admin host on h2o's global config; returns its host list for an accept context. */
+h2o_hostconf_t **weft_admin_setup(h2o_globalconf_t *conf);
+/** Set by POST /reload; the control thread takes it. */
+int weft_admin_take_reload_request(void);
+/** The callback POST /reload uses to wake the control thread. */
+void weft_admin_set_waker(void (*wake)(void));
+
+#endif

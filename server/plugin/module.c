@@ -1,0 +1,354 @@
+#include "plugin/module.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/names.h"
+
+int weft_descriptor_check(const void *desc, size_t size_avail, const char *expected_name, char *why, size_t size)
+{
+    const weft_plugin *d = desc;
+    if (d == NULL) {
+        snprintf(why, size, "weft_plugin_entry() returned NULL");
+        return -1;
+    }
+    if (size_avail < offsetof(weft_plugin, name)) {
+        snprintf(why, size, "descriptor is truncated");
+        return -1;
+    }
+    if (d->magic != WEFT_PLUGIN_MAGIC) {
+        snprintf(why, size, "bad magic 0x%08x (expected 0x%08x): not a weft plugin descriptor", d->magic,
+                 WEFT_PLUGIN_MAGIC);
+        return -1;
+    }
+    if (d->abi_version != WEFT_PLUGIN_ABI) {
+        snprintf(why, size,
+                 "plugin ABI mismatch: the plugin was built for plugin ABI %u, this server speaks ABI %u; rebuild it "
+                 "against this server's weft/plugin.h",
+                 d->abi_version, WEFT_PLUGIN_ABI);
+        return -1;
+    }
+    if (d->struct_size < WEFT_PLUGIN_MIN_SIZE || d->struct_size > size_avail) {
+        snprintf(why, size, "descriptor size %u is invalid: plugin ABI %u descriptors are at least %zu bytes",
+                 d->struct_size, WEFT_PLUGIN_ABI, (size_t)WEFT_PLUGIN_MIN_SIZE);
+        return -1;
+    }
+    if (d->flags != 0) {
+        snprintf(why, size, "descriptor flags 0x%x are not understood by this server (expected 0)", d->flags);
+        return -1;
+    }
+    if (d->name == NULL || !weft_name_is_valid(d->name)) {
+        snprintf(why, size, "descriptor has no valid name");
+        return -1;
+    }
+    if (expected_name != NULL && strcmp(d->name, expected_name) != 0) {
+        snprintf(why, size,
+                 "declares the name '%s' but was loaded as '%s': a plugin must live in <name>.so, and two plugins "
+                 "cannot share a name",
+                 d->name, expected_name);
+        return -1;
+    }
+    if (d->handle == NULL && d->handle_async == NULL) {
+        snprintf(why, size, "descriptor has neither handle nor handle_async");
+        return -1;
+    }
+    return 0;
+}
+
+static int try_dir(const char *dir, size_t dlen, const char *name, char *out, size_t size)
+{
+    if (dlen == 0)
+        return -1;
+    int n = snprintf(out, size, "%.*s/%s.so", (int)dlen, dir, name);
+    struct stat st;
+    return n > 0 && (size_t)n < size && stat(out, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
+}
+
+int weft_module_find(const char *name, char *const *dirs, size_t n_dirs, char *out, size_t size)
+{
+    /* Searched first so a build tree or a test can shadow installed plugins,
+     * as GST_PLUGIN_PATH does for GStreamer. */
+    const char *env = getenv("WEFT_PLUGIN_PATH");
+    for (const char *p = env; p != NULL && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        if (try_dir(p, len, name, out, size) == 0)
+            return 0;
+        p += len + (colon != NULL);
+    }
+    for (size_t i = 0; i < n_dirs; i++)
+        if (try_dir(dirs[i], strlen(dirs[i]), name, out, size) == 0)
+            return 0;
+    return -1;
+}
+
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static weft_module *registry;
+static char private_dir[256];
+
+/* Owned by root or by us, and writable by nobody else. */
+static int check_owner_mode(const char *what, const char *path, const struct stat *st, char *why, size_t size)
+{
+    if (st->st_uid != 0 && st->st_uid != geteuid()) {
+        snprintf(why, size, "%s %s is owned by uid %u, not by root or the server's user (uid %u)", what, path,
+                 (unsigned)st->st_uid, (unsigned)geteuid());
+        return -1;
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, size, "%s %s is writable by %s (mode %04o); run chmod go-w on it", what, path,
+                 (st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st->st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
+/* The file and every directory above it up to "/": a symlink anywhere on
+ * the way is followed (realpath) and the place it leads to is what counts. */
+static int check_safe(const char *path, char *real, struct stat *st, char *why, size_t size)
+{
+    if (realpath(path, real) == NULL) {
+        snprintf(why, size, "cannot resolve %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (stat(real, st) != 0 || !S_ISREG(st->st_mode)) {
+        snprintf(why, size, "%s is not a regular file", real);
+        return -1;
+    }
+    if (check_owner_mode("plugin file", real, st, why, size) != 0)
+        return -1;
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", real);
+    int first = 1;
+    for (char *slash = strrchr(dir, '/'); slash != NULL; slash = strrchr(dir, '/')) {
+        *(slash == dir ? slash + 1 : slash) = '\0';
+        struct stat dst;
+        if (stat(dir, &dst) != 0) {
+            snprintf(why, size, "cannot stat directory %s: %s", dir, strerror(errno));
+            return -1;
+        }
+        /* The plugin's own directory must be writable by nobody else (even
+         * sticky: strangers could add files). Above it, a root-owned sticky
+         * directory such as /tmp is safe: nobody can move our entries. */
+        int sticky_root = dst.st_uid == 0 && (dst.st_mode & S_ISVTX);
+        if ((first || !sticky_root) && check_owner_mode("plugin directory", dir, &dst, why, size) != 0)
+            return -1;
+        first = 0;
+        if (slash == dir)
+            break;
+    }
+    return 0;
+}
+
+static int ensure_private_dir(void)
+{
+    if (private_dir[0] != '\0')
+        return 0;
+    const char *base = getenv("RUNTIME_DIRECTORY"); /* systemd's RuntimeDirectory= */
+    if (base == NULL || *base == '\0')
+        base = getenv("TMPDIR");
+    if (base == NULL || *base == '\0')
+        base = "/tmp";
+    snprintf(private_dir, sizeof(private_dir), "%s/weft-plugins-XXXXXX", base);
+    if (mkdtemp(private_dir) == NULL) {
+        private_dir[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+void weft_module_chown_private(uid_t uid, gid_t gid)
+{
+    if (private_dir[0] != '\0' && chown(private_dir, uid, gid) != 0)
+        weft_log_warn("cannot hand %s to uid %u: %s", private_dir, (unsigned)uid, strerror(errno));
+}
+
+void weft_module_cleanup(void)
+{
+    if (private_dir[0] != '\0')
+        rmdir(private_dir);
+    private_dir[0] = '\0';
+}
+
+/* Copies `src` to a fresh private file; returns its path in `out`. */
+static int private_copy(const char *src, const struct stat *checked, const char *name, char *out, size_t size,
+                        char *why, size_t wsize)
+{
+    static atomic_uint counter;
+    if (ensure_private_dir() != 0) {
+        snprintf(why, wsize, "cannot create a private directory for plugin copies: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(out, size, "%s/%s.%u.so", private_dir, name, atomic_fetch_add(&counter, 1));
+    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* The file read must be the file checked, not one swapped in since. */
+    struct stat now;
+    if (in >= 0 && (fstat(in, &now) != 0 || now.st_dev != checked->st_dev || now.st_ino != checked->st_ino)) {
+        close(in);
+        in = -1;
+        errno = ESTALE;
+    }
+    int o = in >= 0 ? open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700) : -1;
+    int ok = in >= 0 && o >= 0;
+    char buf[65536];
+    ssize_t n;
+    while (ok && (n = read(in, buf, sizeof(buf))) != 0) {
+        if (n < 0 || write(o, buf, (size_t)n) != n)
+            ok = 0;
+    }
+    if (!ok)
+        snprintf(why, wsize, "cannot copy %s to %s: %s", src, out, strerror(errno));
+    if (in >= 0)
+        close(in);
+    if (o >= 0 && close(o) != 0)
+        ok = 0;
+    if (!ok)
+        unlink(out);
+    return ok ? 0 : -1;
+}
+
+static int same_file(const weft_module *m, const char *path, const struct stat *st)
+{
+    return strcmp(m->path, path) == 0 && m->dev == st->st_dev && m->ino == st->st_ino && m->size == st->st_size &&
+           m->mtime.tv_sec == st->st_mtim.tv_sec && m->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs, weft_errors *errs)
+{
+    char path[4096], why[10240];
+    if (!weft_name_is_valid(name)) {
+        weft_errors_add(errs, "plugin '%s': invalid plugin name", name);
+        return NULL;
+    }
+    if (weft_module_find(name, dirs, n_dirs, path, sizeof(path)) != 0) {
+        char searched[1024] = "";
+        const char *env = getenv("WEFT_PLUGIN_PATH");
+        if (env != NULL && *env)
+            snprintf(searched, sizeof(searched), "%s", env);
+        for (size_t i = 0; i < n_dirs; i++)
+            snprintf(searched + strlen(searched), sizeof(searched) - strlen(searched), "%s%s",
+                     searched[0] ? ":" : "", dirs[i]);
+        weft_errors_add(errs, "plugin '%s': %s.so not found in %s", name, name,
+                        searched[0] ? searched : "(no plugin_dirs configured and WEFT_PLUGIN_PATH unset)");
+        return NULL;
+    }
+    struct stat st;
+    char real[4096];
+    if (check_safe(path, real, &st, why, sizeof(why)) != 0) {
+        weft_errors_add(errs, "plugin '%s' (%s): refused: %s", name, path, why);
+        return NULL;
+    }
+    pthread_mutex_lock(&registry_mu);
+    unsigned seq = 1;
+    for (weft_module *m = registry; m != NULL; m = m->next) {
+        if (strcmp(m->name, name) != 0)
+            continue;
+        if (same_file(m, path, &st)) {
+            weft_module_retain(m);
+            pthread_mutex_unlock(&registry_mu);
+            return m;
+        }
+        if (m->seq >= seq)
+            seq = m->seq + 1;
+    }
+    pthread_mutex_unlock(&registry_mu);
+
+    char copy[512];
+    if (private_copy(real, &st, name, copy, sizeof(copy), why, sizeof(why)) != 0) {
+        weft_errors_add(errs, "plugin '%s' (%s): %s", name, path, why);
+        return NULL;
+    }
+    /* RTLD_NOW: a missing symbol is a clean error here, not a crash mid-request.
+     * RTLD_LOCAL: a plugin's symbols never satisfy another plugin's. */
+    void *dl = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+    unlink(copy); /* the mapping stays; nothing else may open the copy */
+    if (dl == NULL) {
+        const char *e = dlerror();
+        /* dlerror names the private copy; the operator knows the original. */
+        const char *colon = e != NULL ? strstr(e, ".so: ") : NULL;
+        weft_errors_add(errs, "plugin '%s' (%s): cannot load: %s", name, path,
+                        colon != NULL ? colon + 5 : (e != NULL ? e : "unknown error"));
+        return NULL;
+    }
+    weft_plugin_entry_fn entry;
+    *(void **)&entry = dlsym(dl, WEFT_PLUGIN_ENTRY_SYMBOL);
+    if (entry == NULL) {
+        weft_errors_add(errs, "plugin '%s' (%s): missing descriptor: no %s() function exported", name, path,
+                        WEFT_PLUGIN_ENTRY_SYMBOL);
+        dlclose(dl);
+        return NULL;
+    }
+    const weft_plugin *d = entry();
+    /* A descriptor (and its name) must lie in the plugin's own image; a
+     * garbage pointer is refused here rather than dereferenced. */
+    Dl_info self, at;
+    if (dladdr(*(void **)&entry, &self) == 0 || d == NULL || dladdr(d, &at) == 0 || at.dli_fbase != self.dli_fbase ||
+        (d->name != NULL && (dladdr(d->name, &at) == 0 || at.dli_fbase != self.dli_fbase))) {
+        weft_errors_add(errs, "plugin '%s' (%s): refused: its descriptor or name does not point into the plugin",
+                        name, path);
+        dlclose(dl);
+        return NULL;
+    }
+    if (weft_descriptor_check(d, SIZE_MAX, name, why, sizeof(why)) != 0) {
+        weft_errors_add(errs, "plugin '%s' (%s): refused: %s", name, path, why);
+        dlclose(dl);
+        return NULL;
+    }
+    weft_module *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        weft_fatal("out of memory");
+    memcpy(&m->desc, d, d->struct_size < sizeof(m->desc) ? d->struct_size : sizeof(m->desc));
+    m->name = strdup(name);
+    m->path = strdup(path);
+    m->dl = dl;
+    m->seq = seq;
+    m->dev = st.st_dev;
+    m->ino = st.st_ino;
+    m->size = st.st_size;
+    m->mtime = st.st_mtim;
+    m->loaded_at = time(NULL);
+    atomic_init(&m->refs, 1);
+    pthread_mutex_lock(&registry_mu);
+    m->next = registry;
+    registry = m;
+    pthread_mutex_unlock(&registry_mu);
+    weft_log_debug("plugin '%s' %s (load #%u) loaded from %s", name, d->version ? d->version : "?", seq, path);
+    return m;
+}
+
+void weft_module_retain(weft_module *m) { atomic_fetch_add(&m->refs, 1); }
+
+void weft_module_release(weft_module *m)
+{
+    if (m == NULL || atomic_fetch_sub(&m->refs, 1) != 1)
+        return;
+    pthread_mutex_lock(&registry_mu);
+    for (weft_module **pp = &registry; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == m) {
+            *pp = m->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&registry_mu);
+    weft_log_debug("plugin '%s' load #%u unloaded", m->name, m->seq);
+    dlclose(m->dl);
+    free(m->name);
+    free(m->path);
+    free(m);
+}
+
+void weft_module_foreach(void (*fn)(const weft_module *m, void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&registry_mu);
+    for (weft_module *m = registry; m != NULL; m = m->next)
+        fn(m, ctx);
+    pthread_mutex_unlock(&registry_mu);
+}

@@ -1,0 +1,88 @@
+#include "plugin/route_init.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *file_of(const weft_init *ctx, const config_setting_t *s)
+{
+    return s != NULL && config_setting_source_file(s) != NULL ? config_setting_source_file(s) : ctx->rc->file;
+}
+
+static config_setting_t *lookup(weft_init *ctx, const char *name, int type, const char *type_text)
+{
+    if (ctx->n_asked < sizeof(ctx->asked) / sizeof(ctx->asked[0]))
+        ctx->asked[ctx->n_asked++] = name;
+    if (ctx->rc->options == NULL)
+        return NULL;
+    config_setting_t *s = config_setting_get_member(ctx->rc->options, name);
+    if (s == NULL)
+        return NULL;
+    int t = config_setting_type(s);
+    if (t == type || (type == CONFIG_TYPE_INT && t == CONFIG_TYPE_INT64) ||
+        (type == CONFIG_TYPE_FLOAT && (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)))
+        return s;
+    weft_errors_add(ctx->errs, "%s:%d: route %s: option '%s' of plugin '%s' must be %s", file_of(ctx, s),
+                    config_setting_source_line(s), ctx->rc->path, name, ctx->plugin, type_text);
+    ctx->failed = 1;
+    return NULL;
+}
+
+const char *weft_init_route(const weft_init *ctx) { return ctx->rc->path; }
+
+const char *weft_init_opt_string(weft_init *ctx, const char *name, const char *def)
+{
+    config_setting_t *s = lookup(ctx, name, CONFIG_TYPE_STRING, "a string");
+    return s != NULL ? config_setting_get_string(s) : def;
+}
+
+long long weft_init_opt_int(weft_init *ctx, const char *name, long long def)
+{
+    config_setting_t *s = lookup(ctx, name, CONFIG_TYPE_INT, "an integer");
+    return s != NULL ? config_setting_get_int64(s) : def;
+}
+
+double weft_init_opt_float(weft_init *ctx, const char *name, double def)
+{
+    config_setting_t *s = lookup(ctx, name, CONFIG_TYPE_FLOAT, "a number");
+    if (s == NULL)
+        return def;
+    return config_setting_type(s) == CONFIG_TYPE_FLOAT ? config_setting_get_float(s)
+                                                       : (double)config_setting_get_int64(s);
+}
+
+int weft_init_opt_bool(weft_init *ctx, const char *name, int def)
+{
+    config_setting_t *s = lookup(ctx, name, CONFIG_TYPE_BOOL, "true or false");
+    return s != NULL ? config_setting_get_bool(s) : def;
+}
+
+void weft_init_error(weft_init *ctx, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    weft_errors_add(ctx->errs, "%s:%d: route %s: plugin '%s' init failed: %s", ctx->rc->file, ctx->rc->line,
+                    ctx->rc->path, ctx->plugin, msg);
+    ctx->failed = 1;
+}
+
+void weft_init_check_unused(weft_init *ctx)
+{
+    if (ctx->rc->options == NULL)
+        return;
+    for (int i = 0; i < config_setting_length(ctx->rc->options); i++) {
+        config_setting_t *s = config_setting_get_elem(ctx->rc->options, (unsigned)i);
+        const char *name = config_setting_name(s);
+        int used = 0;
+        for (size_t k = 0; k < ctx->n_asked && !used; k++)
+            used = strcmp(ctx->asked[k], name) == 0;
+        if (!used) {
+            weft_errors_add(ctx->errs, "%s:%d: route %s: '%s' is not an option of plugin '%s'", file_of(ctx, s),
+                            config_setting_source_line(s), ctx->rc->path, name, ctx->plugin);
+            ctx->failed = 1;
+        }
+    }
+}

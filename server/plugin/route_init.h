@@ -1,0 +1,32 @@
+/*
+ * The weft_init context a plugin's init() receives: typed access to the
+ * route's `options` group that reports wrong types and unknown options with
+ * the config file and line, so option mistakes read like config mistakes.
+ */
+#ifndef WEFT_ROUTE_INIT_H
+#define WEFT_ROUTE_INIT_H
+
+#include <weft/plugin.h>
+
+#include "config/config.h"
+#include "base/errors.h"
+
+struct weft_init {
+    const weft_route_cfg *rc;
+    const char *plugin;
+    const char *asked[64]; /* option names the plugin looked at */
+    size_t n_asked;
+    int failed;
+    weft_errors *errs;
+};
+
+const char *weft_init_route(const weft_init *ctx);
+const char *weft_init_opt_string(weft_init *ctx, const char *name, const char *def);
+long long weft_init_opt_int(weft_init *ctx, const char *name, long long def);
+double weft_init_opt_float(weft_init *ctx, const char *name, double def);
+int weft_init_opt_bool(weft_init *ctx, const char *name, int def);
+void weft_init_error(weft_init *ctx, const char *fmt, ...) WEFT_PRINTF(2, 3);
+/** After init: reports options the plugin never asked for. */
+void weft_init_check_unused(weft_init *ctx);
+
+#endif

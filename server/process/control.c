@@ -1,0 +1,240 @@
+#include "process/control.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ops/admin.h"
+#include "base/log.h"
+#include "ops/notify.h"
+#include "reload/reload.h"
+#include "process/server.h"
+#include "base/timer.h"
+#include "reload/watcher.h"
+
+/* File events settle for this long before a reload: an editor's save or a
+ * `cp` + `mv` arrives as several events. */
+#define DEBOUNCE_NS (150 * 1000000ull)
+
+static int sig_fd = -1, wake_fd = -1;
+static weft_watcher *watcher;
+static char *pid_file;
+
+static pthread_mutex_t grave_mu = PTHREAD_MUTEX_INITIALIZER;
+static weft_generation **graveyard;
+static size_t n_grave, cap_grave;
+
+void weft_control_wake(void)
+{
+    uint64_t one = 1;
+    ssize_t r = write(wake_fd, &one, sizeof(one));
+    (void)r;
+}
+
+/* Called by whichever thread drops a generation's last reference. */
+static void bury(weft_generation *g)
+{
+    pthread_mutex_lock(&grave_mu);
+    if (n_grave == cap_grave) {
+        cap_grave = cap_grave ? cap_grave * 2 : 8;
+        graveyard = realloc(graveyard, cap_grave * sizeof(*graveyard));
+        if (graveyard == NULL)
+            weft_fatal("out of memory");
+    }
+    graveyard[n_grave++] = g;
+    pthread_mutex_unlock(&grave_mu);
+    weft_control_wake();
+}
+
+void weft_control_reap(void)
+{
+    for (;;) {
+        pthread_mutex_lock(&grave_mu);
+        weft_generation *g = n_grave > 0 ? graveyard[--n_grave] : NULL;
+        pthread_mutex_unlock(&grave_mu);
+        if (g == NULL)
+            return;
+        unsigned long id = g->id;
+        weft_generation_destroy(g);
+        weft_log_info("generation %lu retired: its last request finished; plugins finalised", id);
+    }
+}
+
+static void watch_current(void)
+{
+    if (watcher == NULL)
+        return;
+    const weft_config *cfg = weft_srv.cfg;
+    char *dirs[128];
+    int n = 0;
+    char *env = getenv("WEFT_PLUGIN_PATH") ? strdup(getenv("WEFT_PLUGIN_PATH")) : NULL;
+    for (char *tok = env ? strtok(env, ":") : NULL; tok != NULL && n < 64; tok = strtok(NULL, ":"))
+        dirs[n++] = tok;
+    for (size_t i = 0; i < cfg->n_plugin_dirs && n < 128; i++)
+        dirs[n++] = cfg->plugin_dirs[i];
+    weft_watcher_set(watcher, dirs, n, cfg->watch ? cfg->path : NULL);
+    free(env);
+}
+
+static int write_pid_file(const char *path)
+{
+    /* A missing last directory (a fresh checkout's .weft/) is created;
+     * deeper structure is the operator's (or systemd's RuntimeDirectory). */
+    char dir[4200];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL && slash != dir) {
+        *slash = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            weft_log_warn("pid_file: cannot create %s: %s", dir, strerror(errno));
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+        weft_log_error("pid_file: cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int weft_control_init(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    /* Blocked before any thread starts, so every thread inherits the mask. */
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+    wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (sig_fd < 0 || wake_fd < 0) {
+        weft_log_error("cannot set up signal handling: %s", strerror(errno));
+        return -1;
+    }
+    if (weft_srv.cfg->pid_file != NULL) {
+        if (write_pid_file(weft_srv.cfg->pid_file) != 0)
+            return -1;
+        pid_file = strdup(weft_srv.cfg->pid_file);
+    }
+    weft_generation_set_reaper(bury);
+    weft_admin_set_waker(weft_control_wake);
+    weft_reload_init(weft_srv.gen);
+    watcher = weft_watcher_new(weft_control_wake);
+    watch_current();
+    return 0;
+}
+
+void weft_control_cleanup(void)
+{
+    weft_watcher_free(watcher);
+    watcher = NULL;
+    if (pid_file != NULL)
+        unlink(pid_file);
+    free(pid_file);
+    pid_file = NULL;
+    free(graveyard);
+    graveyard = NULL;
+    n_grave = cap_grave = 0;
+    close(sig_fd);
+    close(wake_fd);
+}
+
+/* Only plugins that routes use are worth a reload; others are merely available now. */
+static int used_by_routes(const char *names)
+{
+    const weft_generation *g = weft_srv.gen;
+    char copy[1024];
+    snprintf(copy, sizeof(copy), "%s", names);
+    int used = 0;
+    for (char *save, *tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        int here = 0;
+        for (size_t i = 0; i < g->n_routes && !here; i++)
+            here = strcmp(g->routes[i].cfg->plugin, tok) == 0;
+        if (!here)
+            weft_log_info("plugin file %s.so changed; no route uses it, so nothing reloads (it is loadable by name)",
+                          tok);
+        used |= here;
+    }
+    return used;
+}
+
+/* A reload as systemd wants to see it: RELOADING=1, then READY=1 again. */
+static void reload(weft_reload_kind kind, const char *why)
+{
+    weft_notify_reloading(why);
+    weft_reload(kind, why);
+    weft_notify_ready("generation %lu serving %zu route(s)", weft_srv.gen->id, weft_srv.gen->n_routes);
+    watch_current();
+}
+
+int weft_control_run(void)
+{
+    weft_notify_ready("generation %lu serving %zu route(s)", weft_srv.gen->id, weft_srv.gen->n_routes);
+    int pending = 0;
+    char names[1024] = "";
+    unsigned long long last_event = 0;
+    for (;;) {
+        int timeout = weft_notify_watchdog();
+        if (pending) {
+            uint64_t now = weft_now_ns(), due = last_event + DEBOUNCE_NS;
+            int debounce = now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
+            timeout = timeout < 0 || debounce < timeout ? debounce : timeout;
+        }
+        struct pollfd p[2] = {{sig_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+        if (poll(p, 2, timeout) < 0 && errno != EINTR)
+            weft_fatal("poll: %s", strerror(errno));
+        if (p[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+                    weft_notify_stopping();
+                    return (int)si.ssi_signo;
+                }
+                if (si.ssi_signo == SIGHUP)
+                    reload(WEFT_RELOAD_CONFIG, "SIGHUP");
+            }
+        }
+        if (p[1].revents & POLLIN) {
+            uint64_t v;
+            ssize_t r = read(wake_fd, &v, sizeof(v));
+            (void)r;
+        }
+        weft_control_reap();
+        if (weft_admin_take_reload_request())
+            reload(WEFT_RELOAD_CONFIG, "admin /reload");
+        if (watcher != NULL) {
+            char more[1024];
+            unsigned long long at;
+            int what = weft_watcher_take(watcher, more, sizeof(more), &at);
+            if (what) {
+                pending |= what;
+                last_event = at;
+                if (more[0] && strlen(names) + strlen(more) + 2 < sizeof(names))
+                    snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? "," : "",
+                             more);
+            }
+        }
+        if (pending && weft_now_ns() >= last_event + DEBOUNCE_NS) {
+            if (pending & 2) {
+                reload(WEFT_RELOAD_CONFIG, "config file changed");
+            } else if (used_by_routes(names)) {
+                char why[1100];
+                snprintf(why, sizeof(why), "plugin file changed: %s", names);
+                reload(WEFT_RELOAD_PLUGINS, why);
+            }
+            pending = 0;
+            names[0] = '\0';
+        }
+    }
+}

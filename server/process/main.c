@@ -1,0 +1,232 @@
+/* weft's command line: serve, test a config (-t), version, help. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dispatch/blocking.h"
+#include "config/config.h"
+#include "dev/dev.h"
+#include "dev/scaffold.h"
+#include "reload/generation.h"
+#include "base/log.h"
+#include "plugin/module.h"
+#include "process/server.h"
+#include "base/signals.h"
+#include "version.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: weft [-c FILE] [-t]\n"
+            "       weft reload [-c FILE]\n"
+            "       weft new-plugin NAME [DIR]\n"
+            "       weft dev [DIR]\n"
+            "       weft --version | --help\n"
+            "\n"
+            "  -c, --config FILE  configuration file (default: %s)\n"
+            "  -t, --test         validate the configuration completely (parse it, load every plugin,\n"
+            "                     initialise every route) without serving, then exit 0 if it is valid\n"
+            "                     or 1 with the reasons\n"
+            "  -V, --version      print the version and the plugin ABI, then exit\n"
+            "  -h, --help         print this help, then exit\n"
+            "  reload             ask the running weft (found through the config's pid_file) to reload\n"
+            "                     its configuration; the outcome is in its log and admin /status\n"
+            "  new-plugin NAME    write a ready-to-build plugin project DIR/NAME (default DIR: .)\n"
+            "  dev [DIR]          build every plugin project under DIR (default .), serve them on\n"
+            "                     127.0.0.1:8080, rebuild on save; Dev UI at http://127.0.0.1:9901/dev\n"
+            "\n"
+            "environment:\n"
+            "  PORT               replaces the port of the first listen address\n"
+            "  WEFT_PLUGIN_PATH   colon-separated plugin directories searched before plugin_dirs\n",
+            WEFT_DEFAULT_CONFIG);
+}
+
+/* Loads the config and builds its generation; prints every problem found. */
+static weft_generation *load(const char *path, int check_only)
+{
+    weft_errors errs = {0};
+    weft_config *cfg = weft_config_load(path, &errs);
+    weft_generation *gen = NULL;
+    if (cfg != NULL) {
+        gen = weft_generation_build(cfg, 1, check_only, &errs);
+        if (gen == NULL)
+            weft_config_free(cfg);
+    }
+    for (size_t i = 0; i < errs.count; i++)
+        fprintf(stderr, "weft: %s\n", errs.msgs[i]);
+    weft_errors_clear(&errs);
+    return gen;
+}
+
+/* `weft reload`: what `systemctl reload` and operators without systemd use. */
+static int signal_running(const char *config)
+{
+    weft_errors errs = {0};
+    weft_config *cfg = weft_config_load(config, &errs);
+    if (cfg == NULL) {
+        for (size_t i = 0; i < errs.count; i++)
+            fprintf(stderr, "weft: %s\n", errs.msgs[i]);
+        weft_errors_clear(&errs);
+        fprintf(stderr, "weft: not signalling: %s is invalid (a reload would be refused anyway)\n", config);
+        return 1;
+    }
+    int rc = 1;
+    if (cfg->pid_file == NULL) {
+        fprintf(stderr, "weft: %s sets no pid_file, so the running server cannot be found; send it SIGHUP\n",
+                config);
+    } else {
+        FILE *f = fopen(cfg->pid_file, "r");
+        int pid = 0;
+        if (f == NULL || fscanf(f, "%d", &pid) != 1 || pid <= 0)
+            fprintf(stderr, "weft: cannot read a pid from %s: %s\n", cfg->pid_file,
+                    f == NULL ? strerror(errno) : "no number in it");
+        else if (kill(pid, SIGHUP) != 0)
+            fprintf(stderr, "weft: cannot signal pid %d (from %s): %s\n", pid, cfg->pid_file, strerror(errno));
+        else {
+            fprintf(stderr, "weft: asked pid %d to reload %s\n", pid, config);
+            rc = 0;
+        }
+        if (f != NULL)
+            fclose(f);
+    }
+    weft_config_free(cfg);
+    return rc;
+}
+
+/* `weft dev`: a private PostgreSQL when nothing points at one, as
+ * `packaging/run.sh` does, stopped again when the server stops. */
+static int dev_database(const char *state_dir, char *pgdir, size_t size)
+{
+    pgdir[0] = '\0';
+    if (getenv("PGHOST") != NULL || getenv("PGSERVICE") != NULL || getenv("PGDATABASE") != NULL)
+        return 0;
+    const char *script = getenv("WEFT_PGDEV") != NULL ? getenv("WEFT_PGDEV") : WEFT_PGDEV_SCRIPT;
+    if (access(script, X_OK) != 0) {
+        weft_log_info("dev: no private PostgreSQL (%s not found); set PG* variables to use one", script);
+        return 0;
+    }
+    snprintf(pgdir, size, "%s/pg", state_dir);
+    char cmd[8192];
+    snprintf(cmd, sizeof(cmd), "'%s' start '%s' >&2 && '%s' env '%s'", script, pgdir, script, pgdir);
+    FILE *p = popen(cmd, "r");
+    char line[1024];
+    while (p != NULL && fgets(line, sizeof(line), p) != NULL) {
+        /* "export PGHOST=... PGPORT=..." */
+        char *save = NULL;
+        for (char *tok = strtok_r(line, " \n", &save); tok != NULL; tok = strtok_r(NULL, " \n", &save)) {
+            char *eq = strchr(tok, '=');
+            if (eq != NULL && strncmp(tok, "PG", 2) == 0) {
+                *eq = '\0';
+                setenv(tok, eq + 1, 1);
+            }
+        }
+    }
+    if (p == NULL || pclose(p) != 0 || getenv("PGHOST") == NULL) {
+        weft_log_warn("dev: the private PostgreSQL did not start; database routes will answer 503");
+        pgdir[0] = '\0';
+        return 0;
+    }
+    weft_log_info("dev: private PostgreSQL in %s (unix socket only); it stops with the server", pgdir);
+    return 0;
+}
+
+static int dev_main(const char *dir)
+{
+    char conf[4096];
+    if (weft_dev_prepare(dir, conf, sizeof(conf)) != 0)
+        return 1;
+    char state_dir[4096], pgdir[4200];
+    snprintf(state_dir, sizeof(state_dir), "%s", conf);
+    *strrchr(state_dir, '/') = '\0';
+    dev_database(state_dir, pgdir, sizeof(pgdir));
+    weft_generation *gen = load(conf, 0);
+    int rc = 1;
+    if (gen != NULL) {
+        weft_blocking_configure(gen->cfg->blocking.threshold_ms, gen->cfg->blocking.interval_s);
+        weft_dev_start_watching();
+        rc = weft_server_run(gen);
+    }
+    if (pgdir[0] != '\0') {
+        const char *script = getenv("WEFT_PGDEV") != NULL ? getenv("WEFT_PGDEV") : WEFT_PGDEV_SCRIPT;
+        char cmd[8400];
+        snprintf(cmd, sizeof(cmd), "'%s' stop '%s' >&2", script, pgdir);
+        if (system(cmd) != 0)
+            weft_log_warn("dev: could not stop the private PostgreSQL in %s", pgdir);
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* Before any thread exists (worker pools start while the config is
+     * loaded): every thread inherits the mask, so SIGTERM can only reach the
+     * control thread's signalfd, never a thread that has not blocked it yet. */
+    weft_signals_block_async();
+    if (argc >= 2 && strcmp(argv[1], "new-plugin") == 0) {
+        if (argc < 3 || argc > 4) {
+            fprintf(stderr, "usage: weft new-plugin NAME [DIR]\n");
+            return 2;
+        }
+        return weft_scaffold(argv[2], argc == 4 ? argv[3] : ".");
+    }
+    if (argc >= 2 && strcmp(argv[1], "dev") == 0) {
+        if (argc > 3) {
+            fprintf(stderr, "usage: weft dev [DIR]\n");
+            return 2;
+        }
+        return dev_main(argc == 3 ? argv[2] : ".");
+    }
+    int reload = argc > 1 && strcmp(argv[1], "reload") == 0;
+    if (reload) {
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
+    static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
+                                              {"test", no_argument, NULL, 't'},
+                                              {"version", no_argument, NULL, 'V'},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    const char *config = WEFT_DEFAULT_CONFIG;
+    int test = 0, c;
+    while ((c = getopt_long(argc, argv, "c:tVh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c': config = optarg; break;
+        case 't': test = 1; break;
+        case 'V': printf("weft %s (plugin ABI %u)\n", WEFT_VERSION, WEFT_PLUGIN_ABI); return 0;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "weft: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (reload)
+        return signal_running(config);
+    weft_generation *gen = load(config, test);
+    if (test) {
+        if (gen == NULL) {
+            weft_module_cleanup();
+            fprintf(stderr, "weft: configuration file %s test failed\n", config);
+            return 1;
+        }
+        fprintf(stderr, "weft: configuration file %s is valid (%zu routes, %zu plugins)\n", config, gen->n_routes,
+                gen->n_modules);
+        weft_generation_release(gen);
+        weft_module_cleanup(); /* the empty private copy directory */
+        return 0;
+    }
+    if (gen == NULL) {
+        weft_module_cleanup();
+        fprintf(stderr, "weft: not starting: configuration file %s is invalid\n", config);
+        return 1;
+    }
+    weft_blocking_configure(gen->cfg->blocking.threshold_ms, gen->cfg->blocking.interval_s);
+    return weft_server_run(gen);
+}

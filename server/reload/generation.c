@@ -1,0 +1,181 @@
+#include "reload/generation.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "plugin/host.h"
+#include "base/log.h"
+#include "ops/metrics.h"
+#include "plugin/route_init.h"
+#include "core/tls.h"
+#include "dispatch/workpool.h"
+
+static weft_module *module_for(weft_generation *g, const char *name, weft_errors *errs)
+{
+    for (size_t i = 0; i < g->n_modules; i++)
+        if (strcmp(g->modules[i]->name, name) == 0)
+            return g->modules[i];
+    weft_module *m = weft_module_load(name, g->cfg->plugin_dirs, g->cfg->n_plugin_dirs, errs);
+    if (m != NULL)
+        g->modules[g->n_modules++] = m;
+    return m;
+}
+
+/* A route's policy decides which entry point runs; say which one is missing
+ * and what would work instead. */
+static int check_entry_points(const weft_route *r, weft_errors *errs)
+{
+    const weft_plugin *d = &r->module->desc;
+    const weft_route_cfg *rc = r->cfg;
+    int needs_async = rc->dispatch == WEFT_DISPATCH_REACTIVE;
+    if (needs_async ? d->handle_async != NULL : d->handle != NULL)
+        return 0;
+    weft_errors_add(errs,
+                    "%s:%d: route %s: plugin '%s' has no %s entry point, which dispatch = \"%s\" needs (it only "
+                    "supports %s)",
+                    rc->file, rc->line, rc->path, rc->plugin, needs_async ? "handle_async" : "handle",
+                    weft_dispatch_name(rc->dispatch), needs_async ? "pool and coroutine" : "reactive");
+    return -1;
+}
+
+static int init_route(weft_route *r, weft_errors *errs)
+{
+    weft_init ctx = {.rc = r->cfg, .plugin = r->cfg->plugin, .errs = errs};
+    int rc = WEFT_OK;
+    if (r->module->desc.init != NULL)
+        rc = r->module->desc.init(&weft_host_table, &ctx, &r->state);
+    if (rc != WEFT_OK && !ctx.failed)
+        weft_init_error(&ctx, "init returned %d", rc);
+    if (!ctx.failed)
+        weft_init_check_unused(&ctx);
+    if (rc == WEFT_OK)
+        r->initialised = 1; /* fini must run even if only our option checks failed */
+    return ctx.failed ? -1 : 0;
+}
+
+static struct weft_workpool *pool_for(weft_generation *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_pools; i++)
+        if (strcmp(weft_workpool_name(g->pools[i]), name) == 0)
+            return g->pools[i];
+    const weft_pool_cfg *pc = weft_config_find_pool(g->cfg, name);
+    struct weft_workpool *p = weft_workpool_new(pc->name, pc->size, pc->queue);
+    if (p != NULL)
+        g->pools[g->n_pools++] = p;
+    return p;
+}
+
+static void destroy(weft_generation *g, int keep_cfg)
+{
+    /* Workers first: nothing may be running plugin code while it is finalised. */
+    for (size_t i = 0; i < g->n_pools; i++)
+        weft_workpool_free(g->pools[i]);
+    weft_dbpool_free(g->dbpool);
+    for (size_t i = 0; i < g->n_routes; i++) {
+        weft_route *r = &g->routes[i];
+        if (r->initialised && r->module->desc.fini != NULL)
+            r->module->desc.fini(r->state);
+    }
+    for (size_t i = 0; i < g->n_modules; i++)
+        weft_module_release(g->modules[i]);
+    for (size_t i = 0; g->tls != NULL && i < g->cfg->n_listen; i++)
+        SSL_CTX_free(g->tls[i]);
+    free(g->tls);
+    weft_router_free(g->router);
+    free(g->routes);
+    free(g->modules);
+    free(g->pools);
+    if (!keep_cfg)
+        weft_config_free(g->cfg);
+    free(g);
+}
+
+weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int check_only, weft_errors *errs)
+{
+    weft_generation *g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        weft_fatal("out of memory");
+    atomic_init(&g->refs, 1);
+    g->id = id;
+    g->cfg = cfg;
+    g->router = weft_router_new();
+    g->routes = calloc(cfg->n_routes + 1, sizeof(*g->routes));
+    g->modules = calloc(cfg->n_routes + 1, sizeof(*g->modules));
+    g->pools = calloc(cfg->n_pools + 1, sizeof(*g->pools));
+    if (g->routes == NULL || g->modules == NULL || g->pools == NULL)
+        weft_fatal("out of memory");
+    size_t before = errs->count;
+    /* Certificates are read by every build, -t included: a reload re-reads
+     * them, which is how a renewed certificate takes effect. */
+    g->tls = calloc(cfg->n_listen + 1, sizeof(*g->tls));
+    if (g->tls == NULL)
+        weft_fatal("out of memory");
+    for (size_t i = 0; i < cfg->n_listen; i++)
+        if (cfg->listen[i].tls != NULL)
+            g->tls[i] = weft_tls_context(cfg, &cfg->listen[i], errs);
+
+    for (size_t i = 0; i < cfg->n_routes; i++) {
+        weft_route *r = &g->routes[g->n_routes];
+        r->cfg = &cfg->routes[i];
+        r->gen = g;
+        char why[512];
+        void *conflict = NULL;
+        if (weft_router_add(g->router, r->cfg->path, r->cfg->methods, r, &conflict, why, sizeof(why)) != 0) {
+            if (conflict != NULL)
+                weft_errors_add(errs, "%s:%d: route %s: %s by the route at line %d", r->cfg->file, r->cfg->line,
+                                r->cfg->path, why, ((weft_route *)conflict)->cfg->line);
+            else
+                weft_errors_add(errs, "%s:%d: route %s: %s", r->cfg->file, r->cfg->line, r->cfg->path, why);
+            continue;
+        }
+        /* The router points at this slot now: it must not be reused. */
+        g->n_routes++;
+        if ((r->module = module_for(g, r->cfg->plugin, errs)) == NULL) {
+            /* Name the route too: the operator needs to know which line to fix. */
+            weft_errors_add(errs, "%s:%d: route %s: plugin '%s' could not be loaded (see above)", r->cfg->file,
+                            r->cfg->line, r->cfg->path, r->cfg->plugin);
+            continue;
+        }
+        snprintf(r->label, sizeof(r->label), "route %s (plugin %s %s)", r->cfg->path, r->module->name,
+                 r->module->desc.version ? r->module->desc.version : "?");
+        if (check_entry_points(r, errs) != 0)
+            continue;
+        init_route(r, errs);
+    }
+    if (errs->count == before && !check_only) {
+        g->dbpool = weft_dbpool_new(&cfg->database);
+        for (size_t i = 0; i < g->n_routes; i++)
+            g->routes[i].stat_slot = weft_metrics_slot(g->routes[i].cfg->path, g->routes[i].cfg->dispatch);
+        for (size_t i = 0; i < g->n_routes; i++) {
+            weft_route *r = &g->routes[i];
+            if (r->cfg->dispatch == WEFT_DISPATCH_POOL && (r->pool = pool_for(g, r->cfg->pool)) == NULL)
+                weft_errors_add(errs, "%s:%d: route %s: cannot start worker pool '%s'", r->cfg->file, r->cfg->line,
+                                r->cfg->path, r->cfg->pool);
+        }
+    }
+    if (errs->count != before) {
+        destroy(g, 1);
+        return NULL;
+    }
+    return g;
+}
+
+void weft_generation_retain(weft_generation *g) { atomic_fetch_add_explicit(&g->refs, 1, memory_order_relaxed); }
+
+static void (*reaper_fn)(weft_generation *g);
+
+void weft_generation_set_reaper(void (*reaper)(weft_generation *g)) { reaper_fn = reaper; }
+
+void weft_generation_destroy(weft_generation *g) { destroy(g, 0); }
+
+void weft_generation_release(weft_generation *g)
+{
+    if (g == NULL || atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (reaper_fn != NULL)
+        reaper_fn(g);
+    else
+        destroy(g, 0);
+}

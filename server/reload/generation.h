@@ -1,0 +1,71 @@
+/*
+ * A generation: one validated config with its loaded plugin modules,
+ * initialised routes, router and worker pools — everything a request needs,
+ * immutable while it serves. It is built completely before it is used (so a
+ * failure leaves nothing half-applied), and reference-counted: every request
+ * in flight holds its generation, and the last release runs the plugins'
+ * fini hooks and unloads them. This is nginx's cycle, in miniature.
+ */
+#ifndef WEFT_GENERATION_H
+#define WEFT_GENERATION_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "base/errors.h"
+#include "plugin/module.h"
+#include "config/router.h"
+
+struct weft_workpool;
+
+typedef struct weft_route {
+    const weft_route_cfg *cfg;
+    weft_module *module;
+    void *state;
+    int initialised;
+    struct weft_workpool *pool; /* dispatch == pool */
+    int stat_slot;              /* metrics series (metrics.h); -1 when none */
+    struct weft_generation *gen;
+    char label[320]; /* "route /x (plugin p 1.0.0)" for log lines */
+    /* blocking detector: last report time, number of slow slices */
+    atomic_uint_fast64_t blocked_last_ns;
+    atomic_uint_fast64_t blocked_total;
+} weft_route;
+
+typedef struct weft_generation {
+    atomic_long refs;
+    unsigned long id;
+    weft_config *cfg;
+    weft_router *router;
+    weft_route *routes;
+    size_t n_routes;
+    weft_module **modules;
+    size_t n_modules;
+    struct weft_workpool **pools;
+    size_t n_pools;
+    struct weft_dbpool *dbpool; /* blocking connections for pool workers (opened lazily) */
+    struct ssl_ctx_st **tls;     /* per cfg->listen entry; NULL for cleartext listeners */
+} weft_generation;
+
+/**
+ * Builds a generation from `cfg`: loads every plugin, checks every route
+ * against its dispatch policy, calls each route's init. With `check_only`,
+ * no worker thread starts (for `weft -t`). On success the generation owns
+ * `cfg`; on failure returns NULL, `cfg` stays the caller's, and `errs` says
+ * why.
+ */
+weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int check_only, weft_errors *errs);
+void weft_generation_retain(weft_generation *g);
+/**
+ * Drops a reference. The last one destroys the generation (worker pools
+ * joined, fini hooks run, modules unloaded) — or, once a reaper is set,
+ * hands it to the reaper, so a loop thread finishing the last old request
+ * never blocks on joining threads or running plugin code.
+ */
+void weft_generation_release(weft_generation *g);
+void weft_generation_set_reaper(void (*reaper)(weft_generation *g));
+/** Destroys a generation whose last reference is gone. */
+void weft_generation_destroy(weft_generation *g);
+
+#endif

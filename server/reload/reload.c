@@ -1,0 +1,195 @@
+#include "reload/reload.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/blocking.h"
+#include "base/log.h"
+#include "process/server.h"
+
+static pthread_mutex_t status_mu = PTHREAD_MUTEX_INITIALIZER;
+static weft_reload_status status;
+static unsigned long next_id = 2;
+
+void weft_reload_init(weft_generation *first)
+{
+    pthread_mutex_lock(&status_mu);
+    status.generation = first->id;
+    pthread_mutex_unlock(&status_mu);
+}
+
+void weft_reload_status_get(weft_reload_status *out)
+{
+    pthread_mutex_lock(&status_mu);
+    *out = status;
+    pthread_mutex_unlock(&status_mu);
+}
+
+static void record(unsigned long gen, int ok, const char *message)
+{
+    pthread_mutex_lock(&status_mu);
+    if (ok) {
+        status.generation = gen;
+        status.ok++;
+    } else {
+        status.failed++;
+    }
+    status.last_ok = ok;
+    status.at = time(NULL);
+    snprintf(status.message, sizeof(status.message), "%s", message);
+    pthread_mutex_unlock(&status_mu);
+}
+
+/* Settings that live in sockets and threads created at start-up. */
+static int restart_only_changes(const weft_config *old, const weft_config *cur, char *why, size_t size)
+{
+    why[0] = '\0';
+    if (old->threads != cur->threads)
+        snprintf(why + strlen(why), size - strlen(why), "threads %d -> %d; ", old->threads, cur->threads);
+    int listen_changed = old->n_listen != cur->n_listen;
+    for (size_t i = 0; !listen_changed && i < cur->n_listen; i++)
+        listen_changed = strcmp(old->listen[i].host, cur->listen[i].host) != 0 ||
+                         old->listen[i].cfg_port != cur->listen[i].cfg_port ||
+                         (old->listen[i].tls == NULL) != (cur->listen[i].tls == NULL);
+    if (listen_changed)
+        snprintf(why + strlen(why), size - strlen(why), "listen addresses; ");
+    if (old->admin.enabled != cur->admin.enabled || strcmp(old->admin.host, cur->admin.host) != 0 ||
+        old->admin.cfg_port != cur->admin.cfg_port)
+        snprintf(why + strlen(why), size - strlen(why), "admin listener; ");
+    if (old->coroutine.stack_size != cur->coroutine.stack_size)
+        snprintf(why + strlen(why), size - strlen(why), "coroutine.stack_size; ");
+    if (old->limits.max_body != cur->limits.max_body)
+        snprintf(why + strlen(why), size - strlen(why), "limits.max_body; ");
+    if ((old->log.access_log == NULL) != (cur->log.access_log == NULL) ||
+        (old->log.access_log != NULL && strcmp(old->log.access_log, cur->log.access_log) != 0))
+        snprintf(why + strlen(why), size - strlen(why), "log.access_log; ");
+    size_t n = strlen(why);
+    if (n >= 2)
+        why[n - 2] = '\0';
+    return n > 0;
+}
+
+static const weft_route *find_route(const weft_generation *g, const weft_route_cfg *rc)
+{
+    for (size_t i = 0; i < g->n_routes; i++)
+        if (strcmp(g->routes[i].cfg->path, rc->path) == 0 && g->routes[i].cfg->methods == rc->methods)
+            return &g->routes[i];
+    return NULL;
+}
+
+/* One line per difference, so an operator sees what a reload did. */
+static void log_diff(const weft_generation *old, const weft_generation *cur)
+{
+    size_t added = 0, removed = 0, changed = 0;
+    for (size_t i = 0; i < cur->n_routes; i++) {
+        const weft_route *r = &cur->routes[i];
+        const weft_route *o = find_route(old, r->cfg);
+        if (o == NULL) {
+            weft_log_info("reload: route %s added (plugin %s, dispatch=%s)", r->cfg->path, r->cfg->plugin,
+                          weft_dispatch_name(r->cfg->dispatch));
+            added++;
+        } else if (o->module != r->module || o->cfg->dispatch != r->cfg->dispatch ||
+                   strcmp(o->cfg->plugin, r->cfg->plugin) != 0 ||
+                   (o->cfg->pool && r->cfg->pool && strcmp(o->cfg->pool, r->cfg->pool) != 0)) {
+            weft_log_info("reload: route %s changed: plugin %s #%u -> %s %s #%u, dispatch %s -> %s", r->cfg->path,
+                          o->module->name, o->module->seq, r->module->name,
+                          r->module->desc.version ? r->module->desc.version : "?", r->module->seq,
+                          weft_dispatch_name(o->cfg->dispatch), weft_dispatch_name(r->cfg->dispatch));
+            changed++;
+        }
+    }
+    for (size_t i = 0; i < old->n_routes; i++)
+        if (find_route(cur, old->routes[i].cfg) == NULL) {
+            weft_log_info("reload: route %s removed", old->routes[i].cfg->path);
+            removed++;
+        }
+    for (size_t i = 0; i < cur->n_modules; i++) {
+        const weft_module *m = cur->modules[i];
+        int is_new = 1;
+        for (size_t k = 0; k < old->n_modules && is_new; k++)
+            is_new = old->modules[k] != m;
+        if (is_new)
+            weft_log_info("reload: plugin %s %s (load #%u) from %s", m->name, m->desc.version ? m->desc.version : "?",
+                          m->seq, m->path);
+    }
+    weft_log_info("reload: generation %lu serving %zu route(s): %zu added, %zu removed, %zu changed", cur->id,
+                  cur->n_routes, added, removed, changed);
+}
+
+typedef struct swap_msg {
+    weft_msg m;
+    weft_generation *gen;
+} swap_msg;
+
+static void on_swap(weft_msg *m)
+{
+    swap_msg *s = H2O_STRUCT_FROM_MEMBER(swap_msg, m, m);
+    weft_loop *L = weft_loop_current;
+    weft_generation *old = L->gen;
+    L->gen = s->gen; /* new requests on this loop use it from now on */
+    /* New TLS handshakes use the new certificates; established connections
+     * keep the context they started with (OpenSSL counts references). */
+    for (size_t i = 0; i < L->n_main_listeners; i++)
+        L->accept_ctxs[i].ssl_ctx = s->gen->tls[i];
+    free(s);
+    weft_generation_release(old);
+}
+
+static void refuse(const char *why, weft_errors *errs)
+{
+    char msg[2048] = "";
+    for (size_t i = 0; i < errs->count; i++)
+        snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s%s", i ? "\n" : "", errs->msgs[i]);
+    weft_errors_log(errs);
+    weft_log_error("reload (%s) refused; generation %lu keeps serving", why, weft_srv.gen->id);
+    record(0, 0, msg);
+    weft_errors_clear(errs);
+}
+
+int weft_reload(weft_reload_kind kind, const char *why)
+{
+    weft_errors errs = {0};
+    weft_generation *old = weft_srv.gen;
+    weft_log_info("reload (%s): building generation %lu", why, next_id);
+    weft_config *cfg = kind == WEFT_RELOAD_CONFIG ? weft_config_load(old->cfg->path, &errs)
+                                                  : weft_config_load_text(old->cfg->path, old->cfg->text, &errs);
+    if (cfg == NULL) {
+        refuse(why, &errs);
+        return -1;
+    }
+    char restart[512];
+    if (restart_only_changes(old->cfg, cfg, restart, sizeof(restart))) {
+        weft_errors_add(&errs, "%s: these settings only change with a restart: %s (revert them to reload, or restart)",
+                        cfg->path, restart);
+        weft_config_free(cfg);
+        refuse(why, &errs);
+        return -1;
+    }
+    weft_generation *gen = weft_generation_build(cfg, next_id, 0, &errs);
+    if (gen == NULL) {
+        weft_config_free(cfg);
+        refuse(why, &errs);
+        return -1;
+    }
+    next_id++;
+    log_diff(old, gen);
+    weft_log_set_level(cfg->log.level);
+    weft_blocking_configure(cfg->blocking.threshold_ms, cfg->blocking.interval_s);
+    for (int t = 0; t < weft_srv.n_loops; t++) {
+        swap_msg *s = calloc(1, sizeof(*s));
+        if (s == NULL)
+            weft_fatal("out of memory");
+        weft_generation_retain(gen);
+        s->gen = gen;
+        weft_loop_post(&weft_srv.loops[t], &s->m, on_swap);
+    }
+    weft_srv.gen = gen;
+    weft_srv.cfg = cfg;
+    weft_generation_release(old);
+    char msg[128];
+    snprintf(msg, sizeof(msg), "generation %lu serving (%s)", gen->id, why);
+    record(gen->id, 1, msg);
+    return 0;
+}

@@ -1,0 +1,181 @@
+#include "reload/watcher.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/signals.h"
+#include "base/timer.h"
+
+#define MAX_WATCHES 64
+
+struct weft_watcher {
+    int fd;
+    int stop_pipe[2];
+    pthread_t thread;
+    void (*wake)(void);
+    pthread_mutex_t mu;
+    struct {
+        int wd;
+        int is_config_dir;
+    } watches[MAX_WATCHES];
+    int n_watches;
+    char config_name[256];
+    char signature[8192]; /* what is watched now, to skip needless re-arming */
+    /* pending events */
+    int pending;
+    char names[1024];
+    unsigned long long last_ns;
+};
+
+static void record(weft_watcher *w, const struct inotify_event *ev)
+{
+    if (ev->len == 0)
+        return;
+    const char *name = ev->name;
+    size_t len = strlen(name);
+    pthread_mutex_lock(&w->mu);
+    int is_config_dir = 0, known = 0;
+    for (int i = 0; i < w->n_watches; i++)
+        if (w->watches[i].wd == ev->wd) {
+            known = 1;
+            is_config_dir |= w->watches[i].is_config_dir;
+        }
+    if (known && len > 3 && strcmp(name + len - 3, ".so") == 0) {
+        w->pending |= 1;
+        char plugin[256];
+        snprintf(plugin, sizeof(plugin), "%.*s", (int)(len - 3), name);
+        if (strstr(w->names, plugin) == NULL && strlen(w->names) + len + 2 < sizeof(w->names))
+            snprintf(w->names + strlen(w->names), sizeof(w->names) - strlen(w->names), "%s%s",
+                     w->names[0] ? "," : "", plugin);
+        w->last_ns = weft_now_ns();
+    } else if (known && is_config_dir && (strcmp(name, w->config_name) == 0 || strcmp(name, "..data") == 0)) {
+        /* "..data": Kubernetes updates a mounted ConfigMap by renaming a new
+         * symlink over this one, never by writing the file itself. */
+        w->pending |= 2;
+        w->last_ns = weft_now_ns();
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void *watch_main(void *arg)
+{
+    weft_watcher *w = arg;
+    weft_signals_block_async();
+    _Alignas(struct inotify_event) char buf[8192];
+    for (;;) {
+        struct pollfd p[2] = {{w->fd, POLLIN, 0}, {w->stop_pipe[0], POLLIN, 0}};
+        if (poll(p, 2, -1) < 0 && errno != EINTR)
+            break;
+        if (p[1].revents)
+            break;
+        if (!(p[0].revents & POLLIN))
+            continue;
+        ssize_t n = read(w->fd, buf, sizeof(buf));
+        if (n <= 0)
+            continue;
+        for (char *ptr = buf; ptr < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)ptr;
+            record(w, ev);
+            ptr += sizeof(*ev) + ev->len;
+        }
+        w->wake();
+    }
+    return NULL;
+}
+
+weft_watcher *weft_watcher_new(void (*wake)(void))
+{
+    weft_watcher *w = calloc(1, sizeof(*w));
+    if (w == NULL)
+        return NULL;
+    w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (w->fd < 0 || pipe2(w->stop_pipe, O_CLOEXEC) != 0) {
+        weft_log_warn("inotify unavailable (%s): plugin and config changes need an explicit reload", strerror(errno));
+        if (w->fd >= 0)
+            close(w->fd);
+        free(w);
+        return NULL;
+    }
+    w->wake = wake;
+    pthread_mutex_init(&w->mu, NULL);
+    if (pthread_create(&w->thread, NULL, watch_main, w) != 0)
+        weft_fatal("cannot start the file watcher thread");
+    return w;
+}
+
+void weft_watcher_free(weft_watcher *w)
+{
+    if (w == NULL)
+        return;
+    ssize_t r = write(w->stop_pipe[1], "x", 1);
+    (void)r;
+    pthread_join(w->thread, NULL);
+    close(w->fd);
+    close(w->stop_pipe[0]);
+    close(w->stop_pipe[1]);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
+
+static void add(weft_watcher *w, const char *dir, int is_config_dir)
+{
+    int wd = inotify_add_watch(w->fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR);
+    if (wd < 0) {
+        if (errno != ENOENT)
+            weft_log_warn("cannot watch %s: %s", dir, strerror(errno));
+        return;
+    }
+    if (w->n_watches < MAX_WATCHES)
+        w->watches[w->n_watches++] = (typeof(w->watches[0])){wd, is_config_dir};
+}
+
+void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char *config)
+{
+    /* Re-arming drops events that arrive in between: only do it when the
+     * set of watched places really changed. */
+    char sig[sizeof(w->signature)];
+    size_t used = (size_t)snprintf(sig, sizeof(sig), "%s|", config != NULL ? config : "");
+    for (int i = 0; i < n_dirs && used < sizeof(sig); i++)
+        used += (size_t)snprintf(sig + used, sizeof(sig) - used, "%s|", dirs[i]);
+    pthread_mutex_lock(&w->mu);
+    if (strcmp(sig, w->signature) == 0) {
+        pthread_mutex_unlock(&w->mu);
+        return;
+    }
+    snprintf(w->signature, sizeof(w->signature), "%s", sig);
+    for (int i = 0; i < w->n_watches; i++)
+        inotify_rm_watch(w->fd, w->watches[i].wd);
+    w->n_watches = 0;
+    w->config_name[0] = '\0';
+    for (int i = 0; i < n_dirs; i++)
+        add(w, dirs[i], 0);
+    if (config != NULL) {
+        char *copy = strdup(config), *copy2 = strdup(config);
+        snprintf(w->config_name, sizeof(w->config_name), "%s", basename(copy));
+        add(w, dirname(copy2), 1);
+        free(copy);
+        free(copy2);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+int weft_watcher_take(weft_watcher *w, char *names, unsigned long size, unsigned long long *last_ns)
+{
+    pthread_mutex_lock(&w->mu);
+    int pending = w->pending;
+    snprintf(names, size, "%s", w->names);
+    *last_ns = w->last_ns;
+    w->pending = 0;
+    w->names[0] = '\0';
+    pthread_mutex_unlock(&w->mu);
+    return pending;
+}

@@ -1,0 +1,101 @@
+/*
+ * weft_req: weft's own copy of a request and the response being built.
+ *
+ * Plugins never see h2o. Everything a handler reads is copied out of the
+ * h2o request when it is dispatched, so a worker thread can read it while
+ * the loop thread goes on, and a client that hangs up (which frees the h2o
+ * request) cannot pull memory out from under a running handler. Only the
+ * owning loop thread touches `link`; a handler touches the rest, and exactly
+ * one thread handles a request at any time.
+ */
+#ifndef WEFT_REQUEST_H
+#define WEFT_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <weft/plugin.h>
+
+#include "config/router.h"
+#include "base/timer.h"
+
+struct weft_route;
+struct weft_loop;
+struct weft_coro;
+
+typedef struct weft_kv {
+    const char *name;
+    const char *value;
+} weft_kv;
+
+typedef struct weft_arena_chunk weft_arena_chunk;
+
+/* What currently drives the handler; decides how blocking primitives behave. */
+typedef enum weft_exec {
+    WEFT_EXEC_LOOP,      /* reactive handler or callback on the loop thread */
+    WEFT_EXEC_COROUTINE, /* blocking-style handler in a coroutine on the loop thread */
+    WEFT_EXEC_WORKER     /* blocking-style handler on a pool worker */
+} weft_exec;
+
+struct weft_req {
+    weft_arena_chunk *arena;
+
+    /* request, immutable after dispatch */
+    const char *method;
+    unsigned method_bit;
+    const char *path;
+    const char *query; /* raw text after '?', or NULL */
+    weft_kv *headers;
+    size_t n_headers;
+    const char *body;
+    size_t body_len;
+    weft_kv params[WEFT_MAX_PARAMS];
+    size_t n_params;
+    weft_kv *query_kv; /* parsed on first use */
+    size_t n_query;
+    int query_parsed;
+
+    /* response */
+    int status;
+    weft_kv *res_headers;
+    size_t n_res_headers, cap_res_headers;
+    char *res_body;
+    size_t res_len, res_cap;
+    int res_failed; /* out of memory while building: answer 500 */
+
+    /* dispatch */
+    struct weft_route *route;
+    struct weft_loop *loop;    /* owning loop thread */
+    struct weft_req_link *link; /* loop thread only; NULL once the client is gone */
+    weft_exec exec;
+    struct weft_coro *coro;
+    int rc;                /* handler result */
+    int in_slice;          /* >0 while loop-thread plugin code runs for it */
+    int finished;          /* the handler is done; complete when the slice ends */
+    uint64_t start_ns;     /* for latency and the blocking detector */
+    weft_timer timer;      /* sleep under coroutine */
+    void *policy_data;     /* owned by the dispatch policy */
+};
+
+/** Allocates from the request's arena; freed with the request. NULL on OOM. */
+void *weft_req_alloc(weft_req *r, size_t size);
+char *weft_req_strndup(weft_req *r, const char *s, size_t len);
+/** Percent-decodes `len` bytes into the arena; '+' becomes ' ' when `plus` is set. */
+char *weft_req_decode(weft_req *r, const char *s, size_t len, int plus);
+
+weft_req *weft_req_new(void);
+void weft_req_free(weft_req *r);
+
+/* The request and response halves of the host table (host.c assembles it). */
+const char *weft_req_method(const weft_req *r);
+const char *weft_req_path(const weft_req *r);
+const char *weft_req_param(const weft_req *r, const char *name);
+const char *weft_req_query(const weft_req *r, const char *name);
+const char *weft_req_header(const weft_req *r, const char *name);
+const char *weft_req_body(const weft_req *r, size_t *len);
+void weft_res_status(weft_req *r, int status);
+int weft_res_header(weft_req *r, const char *name, const char *value);
+int weft_res_write(weft_req *r, const void *data, size_t len);
+int weft_res_printf(weft_req *r, const char *fmt, ...) WEFT_PRINTF(2, 3);
+int weft_res_error(weft_req *r, int status, const char *message);
+
+#endif
