@@ -14,9 +14,5 @@
 #include <h2o/socket/evloop.h>
 #include <string.h>
 
-static inline h2o_iovec_t weft_iov(const char *s)
-{
-    return h2o_iovec_init(s, strlen(s));
-}
 
 #endif

@@ -133,13 +133,13 @@ void weft_timers_free(weft_timers *ts)
     free(ts);
 }
 
-void weft_timers_add(weft_timers *ts, weft_timer *t, uint64_t delay_ms, void (*cb)(weft_timer *t))
+int weft_timers_add(weft_timers *ts, weft_timer *t, uint64_t delay_ms, void (*cb)(weft_timer *t))
 {
     if (ts->len == ts->cap) {
         size_t cap = ts->cap ? ts->cap * 2 : 64;
         weft_timer **h = realloc(ts->heap, cap * sizeof(*h));
         if (h == NULL)
-            weft_fatal("out of memory");
+            return -1;
         ts->heap = h;
         ts->cap = cap;
     }
@@ -148,6 +148,7 @@ void weft_timers_add(weft_timers *ts, weft_timer *t, uint64_t delay_ms, void (*c
     place(ts, ts->len++, t);
     sift_up(ts, ts->len - 1);
     rearm(ts);
+    return 0;
 }
 
 void weft_timers_cancel(weft_timers *ts, weft_timer *t)

@@ -25,8 +25,8 @@ uint64_t weft_now_ns(void);
 weft_timers *weft_timers_new(struct st_h2o_evloop_t *loop);
 /** Closes the timerfd; pending timers are dropped without running. */
 void weft_timers_free(weft_timers *ts);
-/** Schedules `t` (which must not be scheduled) to call `cb` after `delay_ms`. */
-void weft_timers_add(weft_timers *ts, weft_timer *t, uint64_t delay_ms, void (*cb)(weft_timer *t));
+/** Schedules `t` (which must not be scheduled) to call `cb` after `delay_ms`; -1 without memory. */
+int weft_timers_add(weft_timers *ts, weft_timer *t, uint64_t delay_ms, void (*cb)(weft_timer *t));
 /** Unschedules `t` if it is scheduled. */
 void weft_timers_cancel(weft_timers *ts, weft_timer *t);
 size_t weft_timers_pending(const weft_timers *ts);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cpus.h"
 #include "base/log.h"
 #include "base/names.h"
 #include "config/router.h"
@@ -184,7 +185,25 @@ static int parse_listen(vctx *v, const config_setting_t *s, const char *where, w
     return 0;
 }
 
-static char *resolve_dir(const char *config_path, const char *dir);
+static char *resolve_dir(const char *config_path, const char *dir)
+{
+    if (dir[0] == '/')
+        return xstrdup(dir);
+    /* Relative to the config file, not the working directory, so a config
+     * means the same thing however the server was started. */
+    char *copy = xstrdup(config_path);
+    char *base = dirname(copy);
+    char *joined = NULL;
+    if (asprintf(&joined, "%s/%s", base, dir) < 0)
+        weft_fatal("out of memory");
+    free(copy);
+    char real[PATH_MAX];
+    if (realpath(joined, real) != NULL) {
+        free(joined);
+        return xstrdup(real);
+    }
+    return joined;
+}
 
 /* { address = "0.0.0.0:8443"; tls = { certificate = ...; key = ...; min_version = "TLSv1.2"; ciphers = ...; }; }
  * A list ( ) may mix such groups with plain address strings. */
@@ -252,7 +271,6 @@ static void load_listen(vctx *v, weft_config *cfg, const config_setting_t *root)
     }
 }
 
-static char *resolve_dir(const char *config_path, const char *dir);
 
 static int is_loopback(const char *host)
 {
@@ -295,25 +313,6 @@ static void load_admin(vctx *v, weft_config *cfg, const config_setting_t *root)
              cfg->admin.host);
 }
 
-static char *resolve_dir(const char *config_path, const char *dir)
-{
-    if (dir[0] == '/')
-        return xstrdup(dir);
-    /* Relative to the config file, not the working directory, so a config
-     * means the same thing however the server was started. */
-    char *copy = xstrdup(config_path);
-    char *base = dirname(copy);
-    char *joined = NULL;
-    if (asprintf(&joined, "%s/%s", base, dir) < 0)
-        weft_fatal("out of memory");
-    free(copy);
-    char real[PATH_MAX];
-    if (realpath(joined, real) != NULL) {
-        free(joined);
-        return xstrdup(real);
-    }
-    return joined;
-}
 
 static void load_plugin_dirs(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
@@ -637,25 +636,6 @@ static int parse_text(vctx *v, weft_config *cfg)
     return 0;
 }
 
-/* CPUs this process may use: the online count, capped by a cgroup v2 CPU
- * limit (a 2-CPU pod on a 64-core node must not start 64 loops). */
-static long weft_cpu_quota(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
-    char quota[32] = "";
-    long period = 0;
-    if (f != NULL) {
-        if (fscanf(f, "%31s %ld", quota, &period) == 2 && strcmp(quota, "max") != 0 && period > 0) {
-            long limit = (atol(quota) + period - 1) / period;
-            if (limit >= 1 && limit < n)
-                n = limit;
-        }
-        fclose(f);
-    }
-    return n > 0 ? n : 1;
-}
-
 weft_config *weft_config_load(const char *path, weft_errors *errs)
 {
     char *text = slurp(path, errs);
@@ -682,7 +662,7 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
     }
     const config_setting_t *root = config_root_setting(&cfg->lc);
     check_keys(&v, root, "top level", top_keys);
-    long ncpu = weft_cpu_quota();
+    long ncpu = weft_cpu_count();
     cfg->threads = (int)get_int(&v, root, "", "threads", 1, 1024, ncpu > 0 ? ncpu : 1);
     load_listen(&v, cfg, root);
     load_admin(&v, cfg, root);
@@ -750,13 +730,6 @@ void weft_config_free(weft_config *cfg)
     free(cfg);
 }
 
-int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b)
-{
-    return strcmp(a->conninfo, b->conninfo) == 0 && a->pool_connections == b->pool_connections &&
-           a->loop_connections == b->loop_connections && a->statement_timeout_ms == b->statement_timeout_ms &&
-           a->connect_timeout_s == b->connect_timeout_s;
-}
-
 const char *weft_dispatch_name(weft_dispatch d)
 {
     switch (d) {
@@ -764,28 +737,4 @@ const char *weft_dispatch_name(weft_dispatch d)
     case WEFT_DISPATCH_COROUTINE: return "coroutine";
     default: return "reactive";
     }
-}
-
-unsigned weft_method_bit(const char *name, size_t len)
-{
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } methods[] = {{"GET", WEFT_M_GET},       {"HEAD", WEFT_M_HEAD},   {"POST", WEFT_M_POST},
-                   {"PUT", WEFT_M_PUT},       {"DELETE", WEFT_M_DELETE}, {"PATCH", WEFT_M_PATCH},
-                   {"OPTIONS", WEFT_M_OPTIONS}};
-    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-        if (strlen(methods[i].name) == len && memcmp(methods[i].name, name, len) == 0)
-            return methods[i].bit;
-    return WEFT_M_OTHER;
-}
-
-void weft_methods_format(unsigned mask, char *buf, size_t size)
-{
-    static const char *const names[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"};
-    size_t n = 0;
-    buf[0] = '\0';
-    for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if ((mask & (1u << i)) && n < size)
-            n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", names[i]);
 }

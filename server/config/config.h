@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/errors.h"
+#include "config/methods.h"
 
 typedef enum weft_dispatch {
     WEFT_DISPATCH_POOL,
@@ -20,22 +21,6 @@ typedef enum weft_dispatch {
 
 const char *weft_dispatch_name(weft_dispatch d);
 
-/* HTTP methods a route may restrict itself to, as a bit set. */
-enum {
-    WEFT_M_GET = 1u << 0,
-    WEFT_M_HEAD = 1u << 1,
-    WEFT_M_POST = 1u << 2,
-    WEFT_M_PUT = 1u << 3,
-    WEFT_M_DELETE = 1u << 4,
-    WEFT_M_PATCH = 1u << 5,
-    WEFT_M_OPTIONS = 1u << 6,
-    WEFT_M_OTHER = 1u << 7, /* any method weft has no bit for */
-    WEFT_M_ALL = 0xffu
-};
-/** Bit for a method name (case-sensitive, as HTTP says); WEFT_M_OTHER if unknown. */
-unsigned weft_method_bit(const char *name, size_t len);
-/** Writes "GET, HEAD, POST" for a mask into buf. */
-void weft_methods_format(unsigned mask, char *buf, size_t size);
 
 typedef struct weft_tls_cfg {
     char *certificate; /* PEM chain file, leaf first */
@@ -81,8 +66,6 @@ typedef struct weft_db_cfg {
     int configured; /* the config has a database group: readiness checks it */
 } weft_db_cfg;
 
-/** True when two database settings would open the same connections. */
-int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b);
 
 typedef struct weft_config {
     char *path; /* the file read */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config.h"
+#include "config/methods.h"
 #include "base/log.h"
 
 typedef struct endpoint {

@@ -1,8 +1,15 @@
 /*
- * One event-loop thread: its h2o loop and context, its listening sockets, the
- * queue other threads use to hand it work, its timers and coroutine stacks.
- * Everything in here belongs to that thread; other threads reach it only
- * through weft_loop_post().
+ * The event loops: one thread each, with its h2o loop and context, its
+ * listening sockets, the queue other threads use to hand it work, and its
+ * timers. Everything in a weft_loop belongs to its thread; other threads
+ * reach it only through weft_loop_post().
+ *
+ * Subsystems that keep per-loop state (coroutine stacks, database
+ * connections, the serving generation) attach it themselves through
+ * weft_loop_add_hook(): the loop module calls their setup on the loop's own
+ * thread when it starts and their teardown when it has drained, and never
+ * names them. This module owns the process-wide list of loops; iteration
+ * goes through weft_loop_count()/weft_loop_at().
  */
 #ifndef WEFT_LOOP_H
 #define WEFT_LOOP_H
@@ -10,10 +17,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "dispatch/coro.h"
-#include "reload/generation.h"
 #include "base/h2o_glue.h"
-#include "ops/metrics.h"
+#include "base/stats.h"
 #include "base/timer.h"
 
 /** A cross-thread message; embed it, set nothing, post it. */
@@ -27,39 +32,72 @@ typedef struct weft_loop {
     pthread_t thread;
     h2o_evloop_t *evloop;
     h2o_context_t ctx;
+    weft_timers *timers;
+    weft_loop_stats *stats; /* written by this loop only; summed by scrapes */
+    size_t inflight;        /* requests dispatched and not yet completed (http/) */
+    /* Per-loop state of higher layers, set by their hooks (never read here). */
+    struct weft_generation *gen; /* the serving generation (reload/) */
+    struct weft_coro_pool *coros; /* coroutine stacks (dispatch/) */
+    struct weft_dbloop *db, *db_retired; /* database connections (db/) */
+    /* The loop's own business. */
     h2o_accept_ctx_t *accept_ctxs;     /* one per main listener (its TLS context differs) */
     h2o_accept_ctx_t admin_accept_ctx; /* loop 0 only */
-    int *listen_fds; /* this thread's own SO_REUSEPORT sockets */
-    h2o_socket_t **listeners; /* main listeners first, then the admin one (loop 0) */
-    size_t n_listeners;
-    size_t n_main_listeners;
+    h2o_socket_t **listeners;          /* main listeners first, then the admin one (loop 0) */
+    size_t n_listeners, n_main_listeners;
     h2o_multithread_queue_t *queue;
     h2o_multithread_receiver_t receiver;
-    weft_timers *timers;
-    weft_coro_pool *coros;
-    weft_generation *gen; /* this loop's reference to the serving generation */
-    struct weft_dbloop *db;      /* this loop's database connections (lazy) */
-    struct weft_dbloop *db_retired; /* older sets still finishing statements */
-    size_t inflight;      /* requests dispatched and not yet completed */
     int stopping;
+    int grace_s;
     uint64_t stop_deadline_ns;
     weft_msg stop_msg;
-    /* start-up arguments, consumed by the loop thread */
-    const int *setup_fds;
-    size_t setup_n_fds;
-    weft_generation *setup_gen;
     atomic_uint_fast64_t heartbeat_ns; /* last loop iteration, read by the watchdog */
-    weft_loop_stats *stats;            /* written by this loop only; summed by scrapes */
     weft_timer tick;                   /* 100 ms: event-loop lag */
     size_t max_connections;            /* this loop's share of limits.max_connections */
     int accept_paused;
     weft_timer accept_retry;
+    const int *setup_fds; /* start-up arguments, consumed by the loop thread */
 } weft_loop;
+
+/** What the loops serve; filled by the process before weft_loops_start(). */
+typedef struct weft_loops_conf {
+    h2o_globalconf_t *h2o;
+    h2o_hostconf_t **main_hosts, **admin_hosts;
+    int admin_fd;              /* -1: none; served by loop 0 */
+    const int *fds;            /* n_loops × n_listen SO_REUSEPORT sockets, loop-major */
+    size_t n_listen;
+    SSL_CTX *const *tls;       /* per listener, NULL for plain */
+    size_t max_connections;    /* for the whole process */
+} weft_loops_conf;
+
+/** Per-loop state of a subsystem; setup runs on the loop thread before it serves, teardown after it drained. */
+typedef struct weft_loop_hook {
+    int (*setup)(weft_loop *L);
+    void (*teardown)(weft_loop *L);
+} weft_loop_hook;
 
 /** The loop running on this thread, or NULL off the loops. */
 extern _Thread_local weft_loop *weft_loop_current;
 
+/** Registers a hook (control thread, before weft_loops_start). Teardowns run in reverse order. */
+void weft_loop_add_hook(const weft_loop_hook *h);
+
+/** Starts n loop threads and waits until each serves; 0 on success. */
+int weft_loops_start(int n, const weft_loops_conf *conf);
+/** Asks every loop to stop accepting and drain for up to grace_s seconds. Any thread. */
+void weft_loops_stop(int grace_s);
+/** Loops still running (not yet drained or abandoned). */
+int weft_loops_running(void);
+/** Joins the loop threads; returns 1 if one abandoned requests at its deadline (its memory stays). */
+int weft_loops_join(void);
+/** Frees what the loops left (after weft_loops_join returned 0). */
+void weft_loops_free(void);
+
+int weft_loop_count(void);
+weft_loop *weft_loop_at(int i);
+
 /** Runs m->fn(m) on `loop`'s thread. Any thread. */
 void weft_loop_post(weft_loop *loop, weft_msg *m, void (*fn)(weft_msg *m));
+/** New TLS handshakes on this loop use `tls` (one per main listener). Loop thread. */
+void weft_loop_use_tls(weft_loop *L, SSL_CTX *const *tls);
 
 #endif

@@ -31,7 +31,7 @@ typedef struct weft_stmt_cache {
 
 /** Index of `sql` in the cache, or -1. */
 int weft_stmt_find(const weft_stmt_cache *c, const char *sql);
-/** Adds `sql`; returns its index (the statement is named "weft_<index>"). */
+/** Adds `sql`; returns its index (the statement is named "weft_<index>"), -1 without memory. */
 int weft_stmt_add(weft_stmt_cache *c, const char *sql);
 void weft_stmt_forget(weft_stmt_cache *c, int index);
 void weft_stmt_clear(weft_stmt_cache *c);
@@ -67,6 +67,9 @@ int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const 
 
 /* ---- per-loop pipelined connections (db_loop.c) ---- */
 typedef struct weft_dbloop weft_dbloop;
+/** Whether two database settings would open the same connections. */
+int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b);
+
 struct weft_loop;
 /** Completion of an async statement; runs on the loop. `res` is the caller's to clear. */
 typedef void (*weft_dbloop_cb)(void *arg, int rc, PGresult *res);
@@ -78,14 +81,14 @@ const weft_db_cfg *weft_dbloop_cfg(const weft_dbloop *d);
 void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
                        void *arg);
 size_t weft_dbloop_inflight(const weft_dbloop *d);
-/** True when at least one connection is up. */
-int weft_dbloop_ready(const weft_dbloop *d);
 /** The loop's connection set for `cfg` (created, or replaced when settings changed). Loop thread. */
 weft_dbloop *weft_dbloop_for(struct weft_loop *loop, const weft_db_cfg *cfg);
 /** Stops using `d` for new statements; it is freed once its statements are done. */
 void weft_dbloop_retire(struct weft_loop *loop, weft_dbloop *d);
 /** Frees retired sets that are idle (all of them with `all`). Loop thread. */
 void weft_dbloop_reap(struct weft_loop *loop, int all);
+/** Closes each loop's connections when it stops (registers a loop hook; before the loops start). */
+void weft_db_attach(void);
 
 /* ---- the host table entries (db_host.c) ---- */
 int weft_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res);

@@ -5,7 +5,7 @@
 
 #include "db/db.h"
 #include "base/log.h"
-#include "ops/metrics.h"
+#include "base/stats.h"
 
 int weft_stmt_find(const weft_stmt_cache *c, const char *sql)
 {
@@ -21,13 +21,13 @@ int weft_stmt_add(weft_stmt_cache *c, const char *sql)
         size_t cap = c->cap ? c->cap * 2 : 16;
         char **grown = realloc(c->sql, cap * sizeof(char *));
         if (grown == NULL)
-            weft_fatal("out of memory");
+            return -1;
         c->sql = grown;
         c->cap = cap;
     }
     c->sql[c->n] = strdup(sql);
     if (c->sql[c->n] == NULL)
-        weft_fatal("out of memory");
+        return -1;
     return (int)c->n++;
 }
 
@@ -110,25 +110,23 @@ void weft_db_metric_query(uint64_t elapsed_ns)
 
 void weft_db_metrics_render(FILE *f)
 {
-    fprintf(f, "# HELP weft_db_connections_open Database connections open.\n# TYPE weft_db_connections_open gauge\n"
-               "weft_db_connections_open %lld\n",
-            (long long)atomic_load(&m.open));
-    fprintf(f, "# HELP weft_db_connections_busy Database connections running statements.\n"
-               "# TYPE weft_db_connections_busy gauge\nweft_db_connections_busy %lld\n",
-            (long long)atomic_load(&m.busy));
-    fprintf(f, "# HELP weft_db_reconnects_total Connections re-established after a failure.\n"
-               "# TYPE weft_db_reconnects_total counter\nweft_db_reconnects_total %llu\n",
-            (unsigned long long)atomic_load(&m.reconnects));
-    fprintf(f, "# HELP weft_db_query_duration_seconds Statement latency as seen by weft.\n"
-               "# TYPE weft_db_query_duration_seconds histogram\n");
-    uint64_t cum = 0;
-    for (int b = 0; b < WEFT_HIST_BUCKETS; b++) {
-        cum += atomic_load(&m.bucket[b]);
-        fprintf(f, "weft_db_query_duration_seconds_bucket{le=\"%g\"} %llu\n", weft_hist_bounds[b],
-                (unsigned long long)cum);
-    }
-    uint64_t count = atomic_load(&m.count);
-    fprintf(f, "weft_db_query_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)count);
-    fprintf(f, "weft_db_query_duration_seconds_sum %.9f\nweft_db_query_duration_seconds_count %llu\n",
-            (double)atomic_load(&m.sum_ns) / 1e9, (unsigned long long)count);
+    weft_stats_write_header(f, "weft_db_connections_open", "gauge", "Database connections open.");
+    fprintf(f, "weft_db_connections_open %lld\n", (long long)atomic_load(&m.open));
+    weft_stats_write_header(f, "weft_db_connections_busy", "gauge", "Database connections running statements.");
+    fprintf(f, "weft_db_connections_busy %lld\n", (long long)atomic_load(&m.busy));
+    weft_stats_write_header(f, "weft_db_reconnects_total", "counter", "Connections re-established after a failure.");
+    fprintf(f, "weft_db_reconnects_total %llu\n", (unsigned long long)atomic_load(&m.reconnects));
+    weft_stats_write_header(f, "weft_db_query_duration_seconds", "histogram", "Statement latency as seen by weft.");
+    uint64_t buckets[WEFT_HIST_BUCKETS];
+    for (int b = 0; b < WEFT_HIST_BUCKETS; b++)
+        buckets[b] = atomic_load(&m.bucket[b]);
+    weft_stats_write_histogram(f, "weft_db_query_duration_seconds", "", buckets, atomic_load(&m.count),
+                               (double)atomic_load(&m.sum_ns) / 1e9);
+}
+
+int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b)
+{
+    return strcmp(a->conninfo, b->conninfo) == 0 && a->pool_connections == b->pool_connections &&
+           a->loop_connections == b->loop_connections && a->statement_timeout_ms == b->statement_timeout_ms &&
+           a->connect_timeout_s == b->connect_timeout_s;
 }

@@ -5,12 +5,12 @@
 #include "dispatch/coro.h"
 #include "db/db.h"
 #include "dispatch/dispatch.h"
-#include "reload/generation.h"
+#include "request/route.h"
 #include "base/log.h"
 #include "core/loop.h"
 #include "request/request.h"
 
-static weft_dbloop *loop_db(weft_req *r) { return weft_dbloop_for(r->loop, &r->route->gen->cfg->database); }
+static weft_dbloop *loop_db(weft_req *r) { return weft_dbloop_for(r->loop, r->route->db_cfg); }
 
 typedef struct co_wait {
     weft_req *r;
@@ -35,7 +35,7 @@ int weft_host_db_query(weft_req *r, const char *sql, int n, const char *const *p
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
         PGresult *pg = NULL;
-        int rc = weft_dbpool_query(r->route->gen->dbpool, sql, n, params, &pg);
+        int rc = weft_dbpool_query(r->route->dbpool, sql, n, params, &pg);
         *res = (weft_result *)pg;
         return rc;
     }

@@ -181,7 +181,8 @@ static void conn_broken(dbconn *c, const char *why, int rc)
     if (!any_state(d, C_READY) && !any_state(d, C_CONNECTING))
         fail_waiting(d, WEFT_UNAVAILABLE);
     c->backoff_ms = weft_db_backoff_next(c->backoff_ms);
-    weft_timers_add(d->loop->timers, &c->retry, c->backoff_ms, on_retry);
+    if (weft_timers_add(d->loop->timers, &c->retry, c->backoff_ms, on_retry) != 0)
+        weft_log_error("database: out of memory scheduling a reconnect; the next statement retries");
 }
 
 /* (Re)wraps libpq's socket for the loop; libpq may switch sockets while connecting. */
@@ -343,7 +344,10 @@ static void conn_send(dbconn *c, dbq *q)
     int idx = weft_stmt_find(&c->stmts, q->sql);
     q->phase = PH_EXEC;
     if (idx < 0) {
-        idx = weft_stmt_add(&c->stmts, q->sql);
+        if ((idx = weft_stmt_add(&c->stmts, q->sql)) < 0) {
+            q_finish(q, WEFT_UNAVAILABLE, NULL);
+            return;
+        }
         snprintf(name, sizeof(name), "weft_%d", idx);
         if (!PQsendPrepare(c->pg, name, q->sql, q->nparams, NULL)) {
             conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
@@ -488,7 +492,14 @@ void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const
         cb(arg, WEFT_UNAVAILABLE, NULL);
         return;
     }
-    weft_timers_add(d->loop->timers, &q->timeout, (uint64_t)d->cfg.statement_timeout_ms + 1000, on_q_timeout);
+    if (weft_timers_add(d->loop->timers, &q->timeout, (uint64_t)d->cfg.statement_timeout_ms + 1000,
+                        on_q_timeout) != 0) {
+        /* Out of memory: 503 rather than a statement without its backstop. */
+        q->abandoned = 1;
+        q_free(q);
+        cb(arg, WEFT_UNAVAILABLE, NULL);
+        return;
+    }
     if (c != NULL) {
         conn_send(c, q);
         return;
@@ -521,14 +532,6 @@ void weft_dbloop_reap(weft_loop *loop, int all)
     }
 }
 
-int weft_dbloop_ready(const weft_dbloop *d)
-{
-    for (int i = 0; i < d->n; i++)
-        if (d->conns[i].state == C_READY)
-            return 1;
-    return 0;
-}
-
 weft_dbloop *weft_dbloop_for(weft_loop *loop, const weft_db_cfg *cfg)
 {
     /* A reload with new database settings gets new connections; the old set
@@ -543,3 +546,16 @@ weft_dbloop *weft_dbloop_for(weft_loop *loop, const weft_db_cfg *cfg)
         loop->db = weft_dbloop_new(loop, cfg);
     return loop->db;
 }
+
+/* ---- per-loop state: connections close when their loop stops ---- */
+
+static void dbloop_teardown(weft_loop *L)
+{
+    weft_dbloop_free(L->db);
+    L->db = NULL;
+    weft_dbloop_reap(L, 1);
+}
+
+static const weft_loop_hook dbloop_hook = {NULL, dbloop_teardown};
+
+void weft_db_attach(void) { weft_loop_add_hook(&dbloop_hook); }

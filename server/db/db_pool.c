@@ -99,6 +99,16 @@ static void mark_up(weft_dbpool *p)
 }
 
 /* Returns a connection, or NULL with *rc = WEFT_UNAVAILABLE. */
+/* A connection counted as open that did not come to be: free its slot. */
+static void unopened(weft_dbpool *p, PGconn *pg)
+{
+    PQfinish(pg);
+    pthread_mutex_lock(&p->mu);
+    p->open--;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
 static pconn *borrow(weft_dbpool *p, uint64_t deadline_ns, int *rc)
 {
     pthread_mutex_lock(&p->mu);
@@ -133,19 +143,18 @@ static pconn *borrow(weft_dbpool *p, uint64_t deadline_ns, int *rc)
         char why[512];
         snprintf(why, sizeof(why), "cannot connect: %s", PQerrorMessage(pg));
         why[strcspn(why, "\n")] = '\0';
-        PQfinish(pg);
-        pthread_mutex_lock(&p->mu);
-        p->open--;
-        pthread_cond_signal(&p->cv);
-        pthread_mutex_unlock(&p->mu);
+        unopened(p, pg);
         mark_down(p, why);
         *rc = WEFT_UNAVAILABLE;
         return NULL;
     }
     mark_up(p);
     pconn *c = calloc(1, sizeof(*c));
-    if (c == NULL)
-        weft_fatal("out of memory");
+    if (c == NULL) {
+        unopened(p, pg);
+        *rc = WEFT_UNAVAILABLE; /* out of memory: 503 */
+        return NULL;
+    }
     c->pg = pg;
     weft_db_metric_open(1);
     weft_db_metric_busy(1);
@@ -221,7 +230,10 @@ int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const 
     int idx = weft_stmt_find(&c->stmts, sql);
     int ok = 1;
     if (idx < 0) {
-        idx = weft_stmt_add(&c->stmts, sql);
+        if ((idx = weft_stmt_add(&c->stmts, sql)) < 0) {
+            give_back(p, c, 0);
+            return WEFT_UNAVAILABLE; /* out of memory: 503 */
+        }
         snprintf(name, sizeof(name), "weft_%d", idx);
         PGresult *prep = NULL;
         ok = PQsendPrepare(c->pg, name, sql, n, NULL) && collect(c->pg, deadline, &prep) == 0;

@@ -28,7 +28,7 @@
 #include "http/http.h"
 #include "base/log.h"
 #include "core/loop.h"
-#include "ops/metrics.h"
+#include "base/stats.h"
 #include "reload/reload.h"
 #include "base/names.h"
 #include "config/router.h"
@@ -497,7 +497,7 @@ static void dev_stats(h2o_req_t *req)
         int slot = g->routes[i].stat_slot;
         uint64_t count = 0;
         double sum = 0;
-        weft_metrics_slot_totals(slot, &count, &sum);
+        weft_stats_slot_totals(slot, &count, &sum);
         char key[16];
         snprintf(key, sizeof(key), "%d", slot);
         json_object_set_new(routes, key, json_pack("{s:I, s:f}", "count", (json_int_t)count, "sum", sum));

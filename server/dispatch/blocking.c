@@ -2,7 +2,7 @@
 
 #include <stdatomic.h>
 
-#include "reload/generation.h"
+#include "request/route.h"
 #include "base/log.h"
 #include "base/timer.h"
 

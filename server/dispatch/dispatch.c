@@ -1,12 +1,13 @@
 #include "dispatch/dispatch.h"
 
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dispatch/blocking.h"
 #include "dispatch/coro.h"
-#include "reload/generation.h"
-#include "http/http.h"
+#include "request/route.h"
 #include "base/log.h"
 #include "core/loop.h"
 #include "dispatch/workpool.h"
@@ -30,7 +31,7 @@ static void slice_end(weft_req *r, uint64_t t0)
 {
     weft_blocking_check(r->route, weft_now_ns() - t0);
     if (--r->in_slice == 0 && r->finished)
-        weft_http_complete(r);
+        weft_req_complete(r);
 }
 
 static void finish(weft_req *r, int rc)
@@ -41,12 +42,31 @@ static void finish(weft_req *r, int rc)
 
 /* ---- reactive ---- */
 
+typedef struct done_msg {
+    weft_msg m;
+    weft_req *r;
+} done_msg;
+
+static void refuse_oom(weft_req *r, const char *what)
+{
+    weft_log_error("%s: out of memory for %s; answering 503", r->route->label, what);
+    weft_res_error(r, 503, "server overloaded: out of memory");
+    weft_res_header(r, "retry-after", "1");
+    weft_req_complete(r);
+}
+
 static void run_reactive(weft_req *r)
 {
     uint64_t t0;
     r->exec = WEFT_EXEC_LOOP;
+    /* done() may come from a thread of the plugin's own: the message that
+     * carries it home is allocated now, so done() itself cannot fail. */
+    if ((r->done_msg = weft_req_alloc(r, sizeof(done_msg))) == NULL) {
+        refuse_oom(r, "a completion message");
+        return;
+    }
     slice_begin(r, &t0);
-    int rc = r->route->module->desc.handle_async(r, r->route->state);
+    int rc = r->route->desc->handle_async(r, r->route->state);
     if (rc != WEFT_AGAIN && !r->finished)
         finish(r, rc);
     slice_end(r, t0);
@@ -68,11 +88,6 @@ void weft_dispatch_callback(weft_req *r, weft_callback cb, void *arg, int rc)
     slice_end(r, t0);
 }
 
-typedef struct done_msg {
-    weft_msg m;
-    weft_req *r;
-} done_msg;
-
 static void on_done_msg(weft_msg *m)
 {
     weft_req *r = H2O_STRUCT_FROM_MEMBER(done_msg, m, m)->r;
@@ -90,13 +105,11 @@ void weft_dispatch_done(weft_req *r, int rc)
     finish(r, rc);
     if (weft_loop_current == r->loop) {
         if (r->in_slice == 0)
-            weft_http_complete(r);
+            weft_req_complete(r);
         return;
     }
     /* done() from a foreign thread: completing must happen on the owner. */
-    done_msg *msg = weft_req_alloc(r, sizeof(*msg));
-    if (msg == NULL)
-        weft_fatal("out of memory posting a completion");
+    done_msg *msg = r->done_msg;
     msg->r = r;
     weft_loop_post(r->loop, &msg->m, on_done_msg);
 }
@@ -113,7 +126,7 @@ static void coro_gauges(weft_loop *L)
 static void coro_main(void *arg)
 {
     weft_req *r = arg;
-    int rc = r->route->module->desc.handle(r, r->route->state);
+    int rc = r->route->desc->handle(r, r->route->state);
     finish(r, rc);
 }
 
@@ -135,10 +148,7 @@ static void run_coroutine(weft_req *r)
     r->coro = weft_coro_new(r->loop->coros, coro_main, r, r->route->cfg->path);
     coro_gauges(r->loop);
     if (r->coro == NULL) {
-        weft_log_error("%s: cannot allocate a coroutine stack; answering 503", r->route->label);
-        weft_res_error(r, 503, "server overloaded: no coroutine stack available");
-        weft_res_header(r, "retry-after", "1");
-        weft_http_complete(r);
+        refuse_oom(r, "a coroutine stack");
         return;
     }
     weft_dispatch_resume(r);
@@ -149,14 +159,14 @@ static void run_coroutine(weft_req *r)
 static void on_pool_done(weft_msg *m)
 {
     pool_job *job = H2O_STRUCT_FROM_MEMBER(pool_job, done, m);
-    weft_http_complete(job->r);
+    weft_req_complete(job->r);
 }
 
 static void pool_run(weft_work *w)
 {
     pool_job *job = H2O_STRUCT_FROM_MEMBER(pool_job, work, w);
     weft_req *r = job->r;
-    r->rc = r->route->module->desc.handle(r, r->route->state);
+    r->rc = r->route->desc->handle(r, r->route->state);
     weft_loop_post(r->loop, &job->done, on_pool_done);
 }
 
@@ -174,7 +184,7 @@ static void run_pool(weft_req *r)
      * elsewhere, and the server's memory stays flat under overload. */
     weft_res_error(r, 503, "server busy: worker pool queue is full");
     weft_res_header(r, "retry-after", "1");
-    weft_http_complete(r);
+    weft_req_complete(r);
 }
 
 void weft_dispatch_start(weft_req *r)
@@ -185,4 +195,33 @@ void weft_dispatch_start(weft_req *r)
     case WEFT_DISPATCH_COROUTINE: run_coroutine(r); break;
     case WEFT_DISPATCH_POOL: run_pool(r); break;
     }
+}
+
+/* ---- per-loop state: the coroutine stacks ---- */
+
+static size_t coro_stack_size;
+
+static int coro_setup(weft_loop *L)
+{
+    /* Without the overflow reporter a coroutine still runs; only the
+     * report of a stack overflow is lost. */
+    if (weft_coro_thread_init() != 0)
+        weft_log_warn("loop %d: no coroutine overflow reporter: %s", L->index, strerror(errno));
+    L->coros = weft_coro_pool_new(coro_stack_size, 256);
+    return L->coros != NULL ? 0 : -1;
+}
+
+static void coro_teardown(weft_loop *L)
+{
+    weft_coro_pool_free(L->coros);
+    L->coros = NULL;
+    weft_coro_thread_cleanup();
+}
+
+static const weft_loop_hook coro_hook = {coro_setup, coro_teardown};
+
+void weft_dispatch_attach(size_t stack_size)
+{
+    coro_stack_size = stack_size;
+    weft_loop_add_hook(&coro_hook);
 }

@@ -14,6 +14,8 @@
 #ifndef WEFT_DISPATCH_H
 #define WEFT_DISPATCH_H
 
+#include <stddef.h>
+
 #include "request/request.h"
 
 /** Starts the route's handler for `r` (loop thread). */
@@ -26,5 +28,8 @@ void weft_dispatch_run(weft_req *r, void (*fn)(void *ctx), void *ctx);
 void weft_dispatch_callback(weft_req *r, weft_callback cb, void *arg, int rc);
 /** host->done(): the reactive handler's response is complete. Any thread. */
 void weft_dispatch_done(weft_req *r, int rc);
+
+/** Gives every loop a coroutine stack pool of `stack_size` stacks (before the loops start). */
+void weft_dispatch_attach(size_t stack_size);
 
 #endif

@@ -7,7 +7,7 @@
 
 #include "dispatch/coro.h"
 #include "dispatch/dispatch.h"
-#include "reload/generation.h"
+#include "request/route.h"
 #include "base/log.h"
 #include "core/loop.h"
 #include "request/request.h"
@@ -31,7 +31,8 @@ int weft_host_sleep_ms(weft_req *r, uint32_t ms)
         sleep_thread(ms);
         return WEFT_OK;
     case WEFT_EXEC_COROUTINE:
-        weft_timers_add(r->loop->timers, &r->timer, ms, on_coro_timer);
+        if (weft_timers_add(r->loop->timers, &r->timer, ms, on_coro_timer) != 0)
+            return WEFT_UNAVAILABLE; /* out of memory: the handler answers 503, the process lives */
         weft_coro_yield();
         return WEFT_OK;
     case WEFT_EXEC_LOOP:
@@ -64,7 +65,8 @@ void weft_host_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void *arg
         return;
     }
     *s = (async_sleep){.r = r, .cb = cb, .arg = arg};
-    weft_timers_add(r->loop->timers, &s->timer, ms, on_async_timer);
+    if (weft_timers_add(r->loop->timers, &s->timer, ms, on_async_timer) != 0)
+        cb(r, arg, WEFT_UNAVAILABLE);
 }
 
 /*

@@ -12,13 +12,4 @@
 /** Installs weft's request handler on an h2o path. */
 void weft_http_register(h2o_pathconf_t *pathconf);
 
-/**
- * The request's handler is done (loop thread): send the response if the
- * client is still there, then free the request and drop its references.
- */
-void weft_http_complete(weft_req *r);
-
-/** Sends an error response straight from h2o (no weft_req involved). */
-void weft_http_send_error(h2o_req_t *req, int status, const char *message);
-
 #endif

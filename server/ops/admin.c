@@ -2,14 +2,13 @@
 
 #include <jansson.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "dev/dev.h"
 #include "reload/generation.h"
-#include "http/http.h"
+#include "request/respond.h"
 #include "core/loop.h"
 #include "plugin/module.h"
-#include "ops/observe.h"
 #include "reload/reload.h"
 #include "version.h"
 
@@ -58,58 +57,41 @@ static void send_json(h2o_req_t *req, int status, json_t *doc)
 {
     char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(doc);
-    size_t len = text ? strlen(text) : 0;
-    char *body = h2o_mem_alloc_pool(&req->pool, len + 1);
-    memcpy(body, text ? text : "", len);
+    size_t len = text != NULL ? strlen(text) : 0;
+    char *body = text != NULL ? realloc(text, len + 2) : NULL;
+    if (body == NULL) {
+        free(text);
+        weft_respond_text(req, 503, "out of memory");
+        return;
+    }
     body[len] = '\n';
-    free(text);
-    req->res.status = status;
-    req->res.reason = status == 200 ? "OK" : "Accepted";
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, H2O_STRLIT("application/json"));
-    req->res.content_length = len + 1;
-    h2o_send_inline(req, body, len + 1);
+    weft_respond(req, status, "application/json", body, len + 1, 0);
+    free(body);
 }
 
 static int on_admin_req(h2o_handler_t *self, h2o_req_t *req)
 {
-    if (weft_observe_handle(req, WEFT_ON_ADMIN) || weft_dev_admin(req))
-        return 0;
     h2o_iovec_t path = req->path_normalized;
-    int is_get = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) ||
-                 h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
-    int is_post = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("POST"));
     if (h2o_memis(path.base, path.len, H2O_STRLIT("/status"))) {
-        if (!is_get) {
-            h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("GET, HEAD"));
-            weft_http_send_error(req, 405, "method not allowed");
-            return 0;
-        }
-        send_json(req, 200, status_json(weft_loop_current->gen));
+        if (weft_respond_method_ok(req, "GET, HEAD"))
+            send_json(req, 200, status_json(weft_loop_current->gen));
         return 0;
     }
     if (h2o_memis(path.base, path.len, H2O_STRLIT("/reload"))) {
-        if (!is_post) {
-            h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("POST"));
-            weft_http_send_error(req, 405, "method not allowed: use POST");
+        if (!weft_respond_method_ok(req, "POST"))
             return 0;
-        }
         atomic_store(&reload_requested, 1);
         if (waker != NULL)
             waker();
         send_json(req, 202, json_pack("{s:s}", "reload", "requested; see /status for the outcome"));
         return 0;
     }
-    weft_http_send_error(req, 404, "not found: the admin listener serves /status, /reload (and /dev in dev mode)");
+    weft_respond_text(req, 404, "not found: the admin listener serves /status, /reload (and /dev in dev mode)");
     return 0;
 }
 
-h2o_hostconf_t **weft_admin_setup(h2o_globalconf_t *conf)
+void weft_admin_register(h2o_pathconf_t *path)
 {
-    static h2o_hostconf_t *hosts[2];
-    hosts[0] = h2o_config_register_host(conf, h2o_iovec_init(H2O_STRLIT("weft-admin")), 65535);
-    h2o_pathconf_t *path = h2o_config_register_path(hosts[0], "/", 0);
     h2o_handler_t *h = h2o_create_handler(path, sizeof(*h));
     h->on_req = on_admin_req;
-    hosts[1] = NULL;
-    return hosts;
 }

@@ -12,8 +12,8 @@
 
 #include "base/h2o_glue.h"
 
-/** Registers the admin host on h2o's global config; returns its host list for an accept context. */
-h2o_hostconf_t **weft_admin_setup(h2o_globalconf_t *conf);
+/** Registers /status and /reload on the admin host's path; the last handler there, it answers 404 to the rest. */
+void weft_admin_register(h2o_pathconf_t *path);
 /** Set by POST /reload; the control thread takes it. */
 int weft_admin_take_reload_request(void);
 /** The callback POST /reload uses to wake the control thread. */

@@ -5,7 +5,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "base/log.h"
-#include "process/server.h"
+#include "core/loop.h"
 #include "base/timer.h"
 
 void weft_notify_ready(const char *fmt, ...)
@@ -33,8 +33,8 @@ int weft_notify_watchdog(void)
     /* A loop wakes at least once a second even when idle (see loop_main),
      * so a heartbeat older than half the watchdog period means it is stuck. */
     uint64_t now = weft_now_ns(), limit = usec * 1000u / 2;
-    for (int i = 0; i < weft_srv.n_loops; i++) {
-        uint64_t beat = atomic_load_explicit(&weft_srv.loops[i].heartbeat_ns, memory_order_relaxed);
+    for (int i = 0; i < weft_loop_count(); i++) {
+        uint64_t beat = atomic_load_explicit(&weft_loop_at(i)->heartbeat_ns, memory_order_relaxed);
         if (now - beat > limit) {
             weft_log_error("event loop %d has not turned for %llu ms: withholding the watchdog ping", i,
                            (unsigned long long)((now - beat) / 1000000u));

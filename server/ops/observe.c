@@ -5,21 +5,9 @@
 
 #include "db/db.h"
 #include "reload/generation.h"
-#include "http/http.h"
+#include "request/respond.h"
 #include "core/loop.h"
 #include "ops/metrics.h"
-
-static void send_body(h2o_req_t *req, int status, const char *type, char *body, size_t len)
-{
-    req->res.status = status;
-    req->res.reason = status == 200 ? "OK" : "Service Unavailable";
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, type, strlen(type));
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL, NULL, H2O_STRLIT("no-store"));
-    h2o_iovec_t copy = h2o_strdup(&req->pool, body, len);
-    free(body);
-    req->res.content_length = copy.len;
-    h2o_send_inline(req, copy.base, copy.len);
-}
 
 static void send_health(h2o_req_t *req, json_t *checks)
 {
@@ -30,10 +18,20 @@ static void send_health(h2o_req_t *req, json_t *checks)
     json_t *doc = json_pack("{s:s, s:o}", "status", up ? "UP" : "DOWN", "checks", checks);
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
+    if (text == NULL) {
+        weft_respond_text(req, 503, "out of memory");
+        return;
+    }
     size_t len = strlen(text);
-    text = realloc(text, len + 2);
-    text[len] = '\n';
-    send_body(req, up ? 200 : 503, "application/json", text, len + 1);
+    char *body = realloc(text, len + 2);
+    if (body == NULL) {
+        free(text);
+        weft_respond_text(req, 503, "out of memory");
+        return;
+    }
+    body[len] = '\n';
+    weft_respond(req, up ? 200 : 503, "application/json", body, len + 1, WEFT_RESPOND_NO_STORE);
+    free(body);
 }
 
 static json_t *check(const char *name, int up, json_t *data)
@@ -97,7 +95,7 @@ static void ready(h2o_req_t *req)
     probe_link *link = h2o_mem_alloc_shared(&req->pool, sizeof(*link), on_link_dispose);
     if (p == NULL) {
         json_decref(checks);
-        weft_http_send_error(req, 503, "out of memory");
+        weft_respond_text(req, 503, "out of memory");
         return;
     }
     *p = (probe){req, link, checks};
@@ -105,30 +103,38 @@ static void ready(h2o_req_t *req)
     weft_dbloop_query(weft_dbloop_for(L, &g->cfg->database), "SELECT 1", 0, NULL, on_probe_result, p);
 }
 
-int weft_observe_handle(h2o_req_t *req, int listener)
+static int answer(h2o_req_t *req, int listener)
 {
     const weft_config *cfg = weft_loop_current->gen->cfg;
     h2o_iovec_t path = req->path_normalized;
-    int is_get = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) ||
-                 h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
     int metrics = cfg->observability.metrics == listener && h2o_memis(path.base, path.len, H2O_STRLIT("/metrics"));
     int live = cfg->observability.health == listener && h2o_memis(path.base, path.len, H2O_STRLIT("/health/live"));
     int rdy = cfg->observability.health == listener && h2o_memis(path.base, path.len, H2O_STRLIT("/health/ready"));
     if (!metrics && !live && !rdy)
         return 0;
-    if (!is_get) {
-        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("GET, HEAD"));
-        weft_http_send_error(req, 405, "method not allowed");
+    if (!weft_respond_method_ok(req, "GET, HEAD"))
         return 1;
-    }
     if (metrics) {
         size_t len = 0;
         char *text = weft_metrics_render(weft_loop_current->gen, &len);
-        send_body(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+        if (text == NULL) {
+            weft_respond_text(req, 503, "out of memory");
+            return 1;
+        }
+        weft_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, WEFT_RESPOND_NO_STORE);
+        free(text);
     } else if (live) {
         send_health(req, json_pack("[o]", check("event-loop", 1, NULL)));
     } else {
         ready(req);
     }
     return 1;
+}
+
+static int on_main(h2o_req_t *req) { return answer(req, WEFT_ON_MAIN); }
+static int on_admin(h2o_req_t *req) { return answer(req, WEFT_ON_ADMIN); }
+
+void weft_observe_register(h2o_pathconf_t *path, int listener)
+{
+    weft_respond_register(path, listener == WEFT_ON_ADMIN ? on_admin : on_main);
 }

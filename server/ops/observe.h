@@ -11,7 +11,10 @@
 
 #include "base/h2o_glue.h"
 
-/** Answers `req` if it is for an endpoint enabled on this listener (WEFT_ON_MAIN/ADMIN); returns 1 then. */
-int weft_observe_handle(h2o_req_t *req, int listener);
+/**
+ * Registers the endpoints enabled on a listener (WEFT_ON_MAIN/ADMIN) as an
+ * h2o handler on its path; it declines every other request.
+ */
+void weft_observe_register(h2o_pathconf_t *path, int listener);
 
 #endif

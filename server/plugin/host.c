@@ -4,7 +4,7 @@
 
 #include "db/db.h"
 #include "dispatch/dispatch.h"
-#include "reload/generation.h"
+#include "request/route.h"
 #include "dispatch/hostsync.h"
 #include "base/log.h"
 #include "request/request.h"

@@ -17,7 +17,6 @@
 #include "base/log.h"
 #include "ops/notify.h"
 #include "reload/reload.h"
-#include "process/server.h"
 #include "base/timer.h"
 #include "reload/watcher.h"
 
@@ -73,7 +72,7 @@ static void watch_current(void)
 {
     if (watcher == NULL)
         return;
-    const weft_config *cfg = weft_srv.cfg;
+    const weft_config *cfg = weft_reload_serving()->cfg;
     char *dirs[128];
     int n = 0;
     char *env = getenv("WEFT_PLUGIN_PATH") ? strdup(getenv("WEFT_PLUGIN_PATH")) : NULL;
@@ -107,7 +106,7 @@ static int write_pid_file(const char *path)
     return 0;
 }
 
-int weft_control_init(void)
+int weft_control_init(weft_generation *first)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -122,14 +121,14 @@ int weft_control_init(void)
         weft_log_error("cannot set up signal handling: %s", strerror(errno));
         return -1;
     }
-    if (weft_srv.cfg->pid_file != NULL) {
-        if (write_pid_file(weft_srv.cfg->pid_file) != 0)
+    if (first->cfg->pid_file != NULL) {
+        if (write_pid_file(first->cfg->pid_file) != 0)
             return -1;
-        pid_file = strdup(weft_srv.cfg->pid_file);
+        pid_file = strdup(first->cfg->pid_file);
     }
     weft_generation_set_reaper(bury);
     weft_admin_set_waker(weft_control_wake);
-    weft_reload_init(weft_srv.gen);
+    weft_reload_init(first);
     watcher = weft_watcher_new(weft_control_wake);
     watch_current();
     return 0;
@@ -153,7 +152,7 @@ void weft_control_cleanup(void)
 /* Only plugins that routes use are worth a reload; others are merely available now. */
 static int used_by_routes(const char *names)
 {
-    const weft_generation *g = weft_srv.gen;
+    const weft_generation *g = weft_reload_serving();
     char copy[1024];
     snprintf(copy, sizeof(copy), "%s", names);
     int used = 0;
@@ -169,18 +168,24 @@ static int used_by_routes(const char *names)
     return used;
 }
 
+static void notify_serving(void)
+{
+    const weft_generation *g = weft_reload_serving();
+    weft_notify_ready("generation %lu serving %zu route(s)", g->id, g->n_routes);
+}
+
 /* A reload as systemd wants to see it: RELOADING=1, then READY=1 again. */
 static void reload(weft_reload_kind kind, const char *why)
 {
     weft_notify_reloading(why);
     weft_reload(kind, why);
-    weft_notify_ready("generation %lu serving %zu route(s)", weft_srv.gen->id, weft_srv.gen->n_routes);
+    notify_serving();
     watch_current();
 }
 
 int weft_control_run(void)
 {
-    weft_notify_ready("generation %lu serving %zu route(s)", weft_srv.gen->id, weft_srv.gen->n_routes);
+    notify_serving();
     int pending = 0;
     char names[1024] = "";
     unsigned long long last_event = 0;
@@ -226,7 +231,7 @@ int weft_control_run(void)
             }
         }
         if (pending && weft_now_ns() >= last_event + DEBOUNCE_NS) {
-            if (pending & 2) {
+            if (pending & WEFT_WATCH_CONFIG) {
                 reload(WEFT_RELOAD_CONFIG, "config file changed");
             } else if (used_by_routes(names)) {
                 char why[1100];

@@ -7,8 +7,10 @@
 #ifndef WEFT_CONTROL_H
 #define WEFT_CONTROL_H
 
+#include "reload/generation.h"
+
 /** Blocks SIGINT/SIGTERM/SIGHUP for all threads, writes the pid file, sets up watching. */
-int weft_control_init(void);
+int weft_control_init(weft_generation *first);
 /** Serves control events until SIGTERM or SIGINT; returns that signal. */
 int weft_control_run(void);
 /** Destroys generations whose last reference is gone. Control thread. */

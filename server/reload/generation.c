@@ -7,7 +7,7 @@
 #include "db/db.h"
 #include "plugin/host.h"
 #include "base/log.h"
-#include "ops/metrics.h"
+#include "base/stats.h"
 #include "plugin/route_init.h"
 #include "core/tls.h"
 #include "dispatch/workpool.h"
@@ -120,6 +120,7 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         weft_route *r = &g->routes[g->n_routes];
         r->cfg = &cfg->routes[i];
         r->gen = g;
+        r->db_cfg = &cfg->database;
         char why[512];
         void *conflict = NULL;
         if (weft_router_add(g->router, r->cfg->path, r->cfg->methods, r, &conflict, why, sizeof(why)) != 0) {
@@ -138,6 +139,7 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
                             r->cfg->line, r->cfg->path, r->cfg->plugin);
             continue;
         }
+        r->desc = &r->module->desc;
         snprintf(r->label, sizeof(r->label), "route %s (plugin %s %s)", r->cfg->path, r->module->name,
                  r->module->desc.version ? r->module->desc.version : "?");
         if (check_entry_points(r, errs) != 0)
@@ -146,10 +148,10 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
     }
     if (errs->count == before && !check_only) {
         g->dbpool = weft_dbpool_new(&cfg->database);
-        for (size_t i = 0; i < g->n_routes; i++)
-            g->routes[i].stat_slot = weft_metrics_slot(g->routes[i].cfg->path, g->routes[i].cfg->dispatch);
         for (size_t i = 0; i < g->n_routes; i++) {
             weft_route *r = &g->routes[i];
+            r->dbpool = g->dbpool;
+            r->stat_slot = weft_stats_slot(r->cfg->path, weft_dispatch_name(r->cfg->dispatch));
             if (r->cfg->dispatch == WEFT_DISPATCH_POOL && (r->pool = pool_for(g, r->cfg->pool)) == NULL)
                 weft_errors_add(errs, "%s:%d: route %s: cannot start worker pool '%s'", r->cfg->file, r->cfg->line,
                                 r->cfg->path, r->cfg->pool);

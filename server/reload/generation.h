@@ -16,22 +16,9 @@
 #include "base/errors.h"
 #include "plugin/module.h"
 #include "config/router.h"
+#include "request/route.h"
 
 struct weft_workpool;
-
-typedef struct weft_route {
-    const weft_route_cfg *cfg;
-    weft_module *module;
-    void *state;
-    int initialised;
-    struct weft_workpool *pool; /* dispatch == pool */
-    int stat_slot;              /* metrics series (metrics.h); -1 when none */
-    struct weft_generation *gen;
-    char label[320]; /* "route /x (plugin p 1.0.0)" for log lines */
-    /* blocking detector: last report time, number of slow slices */
-    atomic_uint_fast64_t blocked_last_ns;
-    atomic_uint_fast64_t blocked_total;
-} weft_route;
 
 typedef struct weft_generation {
     atomic_long refs;

@@ -7,14 +7,26 @@
 
 #include "dispatch/blocking.h"
 #include "base/log.h"
-#include "process/server.h"
+#include "core/loop.h"
 
 static pthread_mutex_t status_mu = PTHREAD_MUTEX_INITIALIZER;
 static weft_reload_status status;
 static unsigned long next_id = 2;
+/* The serving generation (its config included); control thread only. Each
+ * loop holds its own reference, swapped by a message. */
+static weft_generation *serving;
+
+weft_generation *weft_reload_serving(void) { return serving; }
+
+void weft_reload_shutdown(void)
+{
+    weft_generation_release(serving);
+    serving = NULL;
+}
 
 void weft_reload_init(weft_generation *first)
 {
+    serving = first;
     pthread_mutex_lock(&status_mu);
     status.generation = first->id;
     pthread_mutex_unlock(&status_mu);
@@ -129,10 +141,7 @@ static void on_swap(weft_msg *m)
     weft_loop *L = weft_loop_current;
     weft_generation *old = L->gen;
     L->gen = s->gen; /* new requests on this loop use it from now on */
-    /* New TLS handshakes use the new certificates; established connections
-     * keep the context they started with (OpenSSL counts references). */
-    for (size_t i = 0; i < L->n_main_listeners; i++)
-        L->accept_ctxs[i].ssl_ctx = s->gen->tls[i];
+    weft_loop_use_tls(L, (SSL_CTX *const *)s->gen->tls); /* new handshakes get the new certificates */
     free(s);
     weft_generation_release(old);
 }
@@ -143,7 +152,7 @@ static void refuse(const char *why, weft_errors *errs)
     for (size_t i = 0; i < errs->count; i++)
         snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s%s", i ? "\n" : "", errs->msgs[i]);
     weft_errors_log(errs);
-    weft_log_error("reload (%s) refused; generation %lu keeps serving", why, weft_srv.gen->id);
+    weft_log_error("reload (%s) refused; generation %lu keeps serving", why, serving->id);
     record(0, 0, msg);
     weft_errors_clear(errs);
 }
@@ -151,7 +160,7 @@ static void refuse(const char *why, weft_errors *errs)
 int weft_reload(weft_reload_kind kind, const char *why)
 {
     weft_errors errs = {0};
-    weft_generation *old = weft_srv.gen;
+    weft_generation *old = serving;
     weft_log_info("reload (%s): building generation %lu", why, next_id);
     weft_config *cfg = kind == WEFT_RELOAD_CONFIG ? weft_config_load(old->cfg->path, &errs)
                                                   : weft_config_load_text(old->cfg->path, old->cfg->text, &errs);
@@ -177,16 +186,30 @@ int weft_reload(weft_reload_kind kind, const char *why)
     log_diff(old, gen);
     weft_log_set_level(cfg->log.level);
     weft_blocking_configure(cfg->blocking.threshold_ms, cfg->blocking.interval_s);
-    for (int t = 0; t < weft_srv.n_loops; t++) {
-        swap_msg *s = calloc(1, sizeof(*s));
-        if (s == NULL)
-            weft_fatal("out of memory");
-        weft_generation_retain(gen);
-        s->gen = gen;
-        weft_loop_post(&weft_srv.loops[t], &s->m, on_swap);
+    /* Every message is allocated before the first is posted, so running
+     * out of memory refuses the reload instead of swapping only some loops. */
+    int n = weft_loop_count();
+    swap_msg **msgs = calloc((size_t)n + 1, sizeof(*msgs));
+    for (int t = 0; msgs != NULL && t < n; t++)
+        if ((msgs[t] = calloc(1, sizeof(**msgs))) == NULL) {
+            for (int k = 0; k < t; k++)
+                free(msgs[k]);
+            free(msgs);
+            msgs = NULL;
+        }
+    if (msgs == NULL) {
+        weft_errors_add(&errs, "%s: out of memory swapping in generation %lu", cfg->path, gen->id);
+        weft_generation_release(gen);
+        refuse(why, &errs);
+        return -1;
     }
-    weft_srv.gen = gen;
-    weft_srv.cfg = cfg;
+    for (int t = 0; t < n; t++) {
+        weft_generation_retain(gen);
+        msgs[t]->gen = gen;
+        weft_loop_post(weft_loop_at(t), &msgs[t]->m, on_swap);
+    }
+    free(msgs);
+    serving = gen;
     weft_generation_release(old);
     char msg[128];
     snprintf(msg, sizeof(msg), "generation %lu serving (%s)", gen->id, why);

@@ -27,7 +27,11 @@ typedef struct weft_reload_status {
 int weft_reload(weft_reload_kind kind, const char *why);
 /** A copy of the latest reload outcome (any thread). */
 void weft_reload_status_get(weft_reload_status *out);
-/** Records the first generation (start-up). */
+/** Records the first generation (start-up); reload owns its reference from now on. */
 void weft_reload_init(weft_generation *first);
+/** The serving generation (control thread). */
+weft_generation *weft_reload_serving(void);
+/** Drops the serving generation (at exit, after the loops stopped). */
+void weft_reload_shutdown(void);
 
 #endif

@@ -50,7 +50,7 @@ static void record(weft_watcher *w, const struct inotify_event *ev)
             is_config_dir |= w->watches[i].is_config_dir;
         }
     if (known && len > 3 && strcmp(name + len - 3, ".so") == 0) {
-        w->pending |= 1;
+        w->pending |= WEFT_WATCH_PLUGIN;
         char plugin[256];
         snprintf(plugin, sizeof(plugin), "%.*s", (int)(len - 3), name);
         if (strstr(w->names, plugin) == NULL && strlen(w->names) + len + 2 < sizeof(w->names))
@@ -60,7 +60,7 @@ static void record(weft_watcher *w, const struct inotify_event *ev)
     } else if (known && is_config_dir && (strcmp(name, w->config_name) == 0 || strcmp(name, "..data") == 0)) {
         /* "..data": Kubernetes updates a mounted ConfigMap by renaming a new
          * symlink over this one, never by writing the file itself. */
-        w->pending |= 2;
+        w->pending |= WEFT_WATCH_CONFIG;
         w->last_ns = weft_now_ns();
     }
     pthread_mutex_unlock(&w->mu);

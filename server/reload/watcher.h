@@ -12,11 +12,12 @@ typedef struct weft_watcher weft_watcher;
 /** `wake` is called from the watcher thread after events were recorded. */
 weft_watcher *weft_watcher_new(void (*wake)(void));
 void weft_watcher_free(weft_watcher *w);
+enum { WEFT_WATCH_PLUGIN = 1, WEFT_WATCH_CONFIG = 2 };
+
 /** Replaces the watched set: these directories for *.so, and `config` (NULL: none). */
 void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char *config);
 /**
- * Takes the recorded events: returns a bit set (1: a plugin changed, 2: the
- * config changed) and the names of changed plugins in `names` (comma
+ * Takes the recorded events: returns a set of WEFT_WATCH_* bits and the names of changed plugins in `names` (comma
  * separated), plus the time of the last event (CLOCK_MONOTONIC ns).
  */
 int weft_watcher_take(weft_watcher *w, char *names, unsigned long size, unsigned long long *last_ns);

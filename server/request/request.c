@@ -248,3 +248,5 @@ int weft_res_error(weft_req *r, int status, const char *message)
     weft_res_write(r, message, strlen(message));
     return weft_res_write(r, "\n", 1);
 }
+
+void weft_req_complete(weft_req *r) { r->on_complete(r); }

@@ -73,7 +73,8 @@ struct weft_req {
     int finished;          /* the handler is done; complete when the slice ends */
     uint64_t start_ns;     /* for latency and the blocking detector */
     weft_timer timer;      /* sleep under coroutine */
-    void *policy_data;     /* owned by the dispatch policy */
+    void *done_msg;        /* reactive: preallocated completion message (dispatch/) */
+    void (*on_complete)(weft_req *r); /* set by whoever dispatched it (http/) */
 };
 
 /** Allocates from the request's arena; freed with the request. NULL on OOM. */
@@ -84,6 +85,11 @@ char *weft_req_decode(weft_req *r, const char *s, size_t len, int plus);
 
 weft_req *weft_req_new(void);
 void weft_req_free(weft_req *r);
+/**
+ * The handler is done (loop thread): hands `r` back to whoever dispatched it,
+ * which answers the client if it is still there and frees `r`.
+ */
+void weft_req_complete(weft_req *r);
 
 /* The request and response halves of the host table (host.c assembles it). */
 const char *weft_req_method(const weft_req *r);

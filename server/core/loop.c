@@ -1,0 +1,330 @@
+#include "core/loop.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/signals.h"
+
+_Thread_local weft_loop *weft_loop_current;
+
+/* Written by the control thread before any loop starts and freed after they
+ * all stopped; loop threads and scrapes only read it in between. */
+static weft_loop *loops;
+static int n_loops;
+static weft_loops_conf conf;
+static const weft_loop_hook *hooks[16];
+static int n_hooks;
+static atomic_int loops_running;
+static pthread_mutex_t ready_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
+static int loops_ready, loops_failed;
+
+void weft_loop_add_hook(const weft_loop_hook *h)
+{
+    if (n_hooks == (int)(sizeof(hooks) / sizeof(hooks[0])))
+        weft_fatal("too many per-loop hooks");
+    hooks[n_hooks++] = h;
+}
+
+int weft_loop_count(void) { return n_loops; }
+
+weft_loop *weft_loop_at(int i) { return &loops[i]; }
+
+int weft_loops_running(void) { return atomic_load(&loops_running); }
+
+static void on_messages(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    while (!h2o_linklist_is_empty(messages)) {
+        weft_msg *m = H2O_STRUCT_FROM_MEMBER(weft_msg, super.link, messages->next);
+        h2o_linklist_unlink(&m->super.link);
+        m->fn(m);
+    }
+}
+
+void weft_loop_post(weft_loop *loop, weft_msg *m, void (*fn)(weft_msg *m))
+{
+    memset(&m->super, 0, sizeof(m->super));
+    m->fn = fn;
+    h2o_multithread_send_message(&loop->receiver, &m->super);
+}
+
+void weft_loop_use_tls(weft_loop *L, SSL_CTX *const *tls)
+{
+    /* Established connections keep the context they started with (OpenSSL
+     * counts references). */
+    for (size_t i = 0; i < L->n_main_listeners; i++)
+        L->accept_ctxs[i].ssl_ctx = tls[i];
+}
+
+/* ---- accepting, bounded by max_connections and by file descriptors ---- */
+
+static void on_accept(h2o_socket_t *listener, const char *err);
+
+static void resume_accepting(weft_loop *L)
+{
+    L->accept_paused = 0;
+    for (size_t i = 0; i < L->n_listeners; i++)
+        h2o_socket_read_start(L->listeners[i], on_accept);
+}
+
+static void on_accept_retry(weft_timer *t)
+{
+    weft_loop *L = H2O_STRUCT_FROM_MEMBER(weft_loop, accept_retry, t);
+    if (L->accept_paused && !L->stopping)
+        resume_accepting(L);
+}
+
+static void pause_accepting(weft_loop *L, uint64_t retry_ms)
+{
+    weft_stat_add(&L->stats->conn_refused, 1);
+    if (!L->accept_paused) {
+        L->accept_paused = 1;
+        for (size_t i = 0; i < L->n_listeners; i++)
+            h2o_socket_read_stop(L->listeners[i]);
+    }
+    if (retry_ms > 0 && L->accept_retry.heap_index == 0)
+        weft_timers_add(L->timers, &L->accept_retry, retry_ms, on_accept_retry);
+}
+
+static void on_conn_close(void *data)
+{
+    weft_loop *L = data;
+    int_fast64_t n = atomic_load_explicit(&L->stats->connections, memory_order_relaxed) - 1;
+    atomic_store_explicit(&L->stats->connections, n, memory_order_relaxed);
+    if (L->accept_paused && (size_t)n < L->max_connections && !L->stopping) {
+        weft_timers_cancel(L->timers, &L->accept_retry);
+        resume_accepting(L);
+    }
+}
+
+static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t *actx)
+{
+    /* A bounded batch, so one busy listener cannot starve the loop. */
+    for (int i = 0; i < 64; i++) {
+        if ((size_t)atomic_load_explicit(&L->stats->connections, memory_order_relaxed) >= L->max_connections) {
+            /* At the limit: leave new connections in the kernel backlog until
+             * one closes, instead of accepting and dropping them. */
+            pause_accepting(L, 0);
+            return;
+        }
+        errno = 0;
+        h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
+        if (sock == NULL) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* Out of descriptors: the listener stays readable, so retrying
+                 * at once would spin. Back off; existing connections go on. */
+                static _Atomic uint64_t last_log;
+                uint64_t now = weft_now_ns(), last = atomic_load(&last_log);
+                if (now - last > 10000000000ull && atomic_compare_exchange_strong(&last_log, &last, now))
+                    weft_log_error("accept: %s; pausing new connections for 100 ms (raise LimitNOFILE / ulimit -n)",
+                                   strerror(errno));
+                pause_accepting(L, 100);
+            }
+            return;
+        }
+        atomic_store_explicit(&L->stats->connections,
+                              atomic_load_explicit(&L->stats->connections, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        sock->on_close.cb = on_conn_close;
+        sock->on_close.data = L;
+        h2o_accept(actx, sock);
+    }
+}
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    weft_loop *L = listener->data;
+    size_t i = 0;
+    while (i < L->n_listeners && L->listeners[i] != listener)
+        i++;
+    if (err != NULL || i == L->n_listeners)
+        return;
+    accept_batch(L, listener, i < L->n_main_listeners ? &L->accept_ctxs[i] : &L->admin_accept_ctx);
+}
+
+/* ---- life of one loop ---- */
+
+/* Every 100 ms: how late did the loop get round to it? */
+static void on_tick(weft_timer *t)
+{
+    weft_loop *L = H2O_STRUCT_FROM_MEMBER(weft_loop, tick, t);
+    uint64_t now = weft_now_ns();
+    atomic_store_explicit(&L->stats->lag_ns, now > t->deadline_ns ? now - t->deadline_ns : 0, memory_order_relaxed);
+    if (!L->stopping)
+        weft_timers_add(L->timers, &L->tick, 100, on_tick);
+}
+
+static void on_stop(weft_msg *m)
+{
+    weft_loop *L = H2O_STRUCT_FROM_MEMBER(weft_loop, stop_msg, m);
+    if (L->stopping)
+        return;
+    L->stopping = 1;
+    L->stop_deadline_ns = weft_now_ns() + (uint64_t)L->grace_s * 1000000000u;
+    for (size_t i = 0; i < L->n_listeners; i++)
+        h2o_socket_close(L->listeners[i]); /* closes the fd: stop accepting */
+    L->n_listeners = L->n_main_listeners = 0;
+    weft_timers_cancel(L->timers, &L->accept_retry);
+    /* Idle keep-alive connections close now; busy ones after their response. */
+    h2o_context_request_shutdown(&L->ctx);
+}
+
+void weft_loops_stop(int grace_s)
+{
+    for (int t = 0; t < n_loops; t++) {
+        loops[t].grace_s = grace_s;
+        weft_loop_post(&loops[t], &loops[t].stop_msg, on_stop);
+    }
+}
+
+static int loop_drained(weft_loop *L)
+{
+    return L->inflight == 0 && h2o_linklist_is_empty(&L->ctx.http1._conns) &&
+           h2o_linklist_is_empty(&L->ctx.http2._conns);
+}
+
+static h2o_socket_t *listen_on(weft_loop *L, int fd)
+{
+    h2o_socket_t *s = h2o_evloop_socket_create(L->evloop, fd, H2O_SOCKET_FLAG_DONT_READ);
+    s->data = L;
+    h2o_socket_read_start(s, on_accept);
+    return s;
+}
+
+/* Runs on the loop's own thread: h2o sockets take their buffer allocator
+ * from the creating thread's thread-local prototype, so a socket created on
+ * the main thread and read on a loop would share the main thread's
+ * (unsynchronised) free list with every other loop. */
+static int loop_setup(weft_loop *L)
+{
+    size_t n = conf.n_listen;
+    L->evloop = h2o_evloop_create();
+    h2o_context_init(&L->ctx, L->evloop, conf.h2o);
+    L->queue = h2o_multithread_create_queue(L->evloop);
+    h2o_multithread_register_receiver(L->queue, &L->receiver, on_messages);
+    L->timers = weft_timers_new(L->evloop);
+    L->accept_ctxs = calloc(n, sizeof(*L->accept_ctxs));
+    L->listeners = calloc(n + 1, sizeof(*L->listeners));
+    if (L->timers == NULL || L->accept_ctxs == NULL || L->listeners == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        L->accept_ctxs[i] = (h2o_accept_ctx_t){.ctx = &L->ctx, .hosts = conf.main_hosts, .ssl_ctx = conf.tls[i]};
+        L->listeners[L->n_listeners++] = listen_on(L, L->setup_fds[i]);
+    }
+    L->n_main_listeners = n;
+    L->admin_accept_ctx = (h2o_accept_ctx_t){.ctx = &L->ctx, .hosts = conf.admin_hosts};
+    if (L->index == 0 && conf.admin_fd >= 0)
+        L->listeners[L->n_listeners++] = listen_on(L, conf.admin_fd);
+    L->max_connections = (conf.max_connections + (size_t)n_loops - 1) / (size_t)n_loops;
+    weft_timers_add(L->timers, &L->tick, 100, on_tick);
+    for (int i = 0; i < n_hooks; i++)
+        if (hooks[i]->setup != NULL && hooks[i]->setup(L) != 0)
+            return -1;
+    return 0;
+}
+
+/* Teardown order matters: h2o asserts that nothing is still linked to a loop
+ * it destroys, and closed sockets are only released by one more loop turn. */
+static void loop_teardown(weft_loop *L)
+{
+    for (int i = n_hooks - 1; i >= 0; i--)
+        if (hooks[i]->teardown != NULL)
+            hooks[i]->teardown(L);
+    weft_timers_cancel(L->timers, &L->tick);
+    weft_timers_cancel(L->timers, &L->accept_retry);
+    weft_timers_free(L->timers);
+    h2o_evloop_run(L->evloop, 0);
+    /* h2o's HTTP/2 shutdown arms a 1 s "second GOAWAY" entry even with no
+     * HTTP/2 connection; with every connection gone it has nothing to do. */
+    if (h2o_timeout_is_linked(&L->ctx.http2._graceful_shutdown_timeout))
+        h2o_timeout_unlink(&L->ctx.http2._graceful_shutdown_timeout);
+    h2o_multithread_unregister_receiver(L->queue, &L->receiver);
+    h2o_multithread_destroy_queue(L->queue);
+    h2o_context_dispose(&L->ctx);
+    h2o_evloop_run(L->evloop, 0);
+    h2o_evloop_destroy(L->evloop);
+    free(L->listeners);
+    free(L->accept_ctxs);
+}
+
+static void *loop_main(void *arg)
+{
+    weft_loop *L = arg;
+    weft_loop_current = L;
+    /* EINTR makes h2o_evloop_run return -1; signals go to the main thread. */
+    weft_signals_block_async();
+    int failed = loop_setup(L) != 0;
+    /* before "ready": the watchdog must never read a loop that never beat */
+    atomic_store_explicit(&L->heartbeat_ns, weft_now_ns(), memory_order_relaxed);
+    pthread_mutex_lock(&ready_mu);
+    loops_ready++;
+    loops_failed += failed;
+    pthread_cond_broadcast(&ready_cv);
+    pthread_mutex_unlock(&ready_mu);
+    if (failed)
+        weft_fatal("cannot set up event loop %d (out of memory?)", L->index);
+
+    int abandoned = 0;
+    while (!L->stopping || !loop_drained(L)) {
+        atomic_store_explicit(&L->heartbeat_ns, weft_now_ns(), memory_order_relaxed);
+        h2o_evloop_run(L->evloop, L->stopping ? 100 : 1000);
+        if (L->stopping && weft_now_ns() > L->stop_deadline_ns && !loop_drained(L)) {
+            weft_log_warn("loop %d: %zu request(s) still running after the %d s grace period; exiting anyway",
+                          L->index, L->inflight, L->grace_s);
+            abandoned = 1;
+            break;
+        }
+    }
+    if (!abandoned)
+        loop_teardown(L);
+    atomic_fetch_sub(&loops_running, 1);
+    return abandoned ? (void *)1 : NULL;
+}
+
+int weft_loops_start(int n, const weft_loops_conf *c)
+{
+    conf = *c;
+    loops = calloc((size_t)n, sizeof(weft_loop));
+    if (loops == NULL)
+        return -1;
+    n_loops = n;
+    for (int t = 0; t < n; t++)
+        if ((loops[t].stats = weft_stats_loop_new()) == NULL)
+            return -1;
+    atomic_store(&loops_running, n);
+    for (int t = 0; t < n; t++) {
+        weft_loop *L = &loops[t];
+        L->index = t;
+        L->setup_fds = conf.fds + (size_t)t * conf.n_listen;
+        if (pthread_create(&L->thread, NULL, loop_main, L) != 0)
+            weft_fatal("cannot start event loop thread %d", t);
+    }
+    /* Nothing may post to a loop before its queue exists. */
+    pthread_mutex_lock(&ready_mu);
+    while (loops_ready < n)
+        pthread_cond_wait(&ready_cv, &ready_mu);
+    pthread_mutex_unlock(&ready_mu);
+    return 0;
+}
+
+int weft_loops_join(void)
+{
+    int abandoned = 0;
+    for (int t = 0; t < n_loops; t++) {
+        void *ret = NULL;
+        pthread_join(loops[t].thread, &ret);
+        abandoned |= ret != NULL;
+    }
+    return abandoned;
+}
+
+void weft_loops_free(void)
+{
+    weft_stats_loops_free();
+    free(loops);
+    loops = NULL;
+    n_loops = 0;
+    n_hooks = 0;
+}

@@ -1,0 +1,132 @@
+#include "request/respond.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/log.h"
+#include "request/route.h"
+
+const char *weft_reason_phrase(int status)
+{
+    switch (status) {
+    case 101: return "Switching Protocols";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 421: return "Misdirected Request";
+    case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 499: return "Client Closed Request";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return status < 400 ? "OK" : "Error";
+    }
+}
+
+void weft_respond(h2o_req_t *req, int status, const char *content_type, const char *body, size_t len, int flags)
+{
+    req->res.status = status;
+    req->res.reason = weft_reason_phrase(status);
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, content_type, strlen(content_type));
+    if (flags & WEFT_RESPOND_NO_STORE)
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL, NULL, H2O_STRLIT("no-store"));
+    h2o_iovec_t copy = h2o_strdup(&req->pool, body, len);
+    req->res.content_length = copy.len;
+    h2o_send_inline(req, copy.base, copy.len);
+}
+
+void weft_respond_text(h2o_req_t *req, int status, const char *message)
+{
+    size_t len = strlen(message);
+    char *body = h2o_mem_alloc_pool(&req->pool, len + 1);
+    memcpy(body, message, len);
+    body[len] = '\n';
+    req->res.status = status;
+    req->res.reason = weft_reason_phrase(status);
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                   H2O_STRLIT("text/plain; charset=utf-8"));
+    req->res.content_length = len + 1;
+    h2o_send_inline(req, body, len + 1);
+}
+
+int weft_respond_method_ok(h2o_req_t *req, const char *allow)
+{
+    for (const char *p = allow; *p;) {
+        size_t n = strcspn(p, ", ");
+        if (n > 0 && h2o_memis(req->method.base, req->method.len, p, n))
+            return 1;
+        p += n;
+        p += strspn(p, ", ");
+    }
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, allow, strlen(allow));
+    weft_respond_text(req, 405, "method not allowed");
+    return 0;
+}
+
+void weft_respond_req(h2o_req_t *req, weft_req *r)
+{
+    if (r->res_failed || (r->rc != WEFT_OK && r->status < 400)) {
+        if (r->rc != WEFT_OK)
+            weft_log_error("%s: handler failed (rc %d) without an error status; answering 500", r->route->label,
+                           r->rc);
+        weft_res_error(r, 500, "internal error in the request handler");
+    }
+    req->res.status = r->status;
+    req->res.reason = weft_reason_phrase(r->status);
+    int has_type = 0;
+    for (size_t i = 0; i < r->n_res_headers; i++) {
+        const weft_kv *h = &r->res_headers[i];
+        size_t nlen = strlen(h->name);
+        has_type |= nlen == 12 && strcasecmp(h->name, "content-type") == 0;
+        /* Strings live in the weft_req, which dies now: copy into h2o's pool. */
+        h2o_iovec_t name = h2o_strdup(&req->pool, h->name, nlen);
+        h2o_strtolower(name.base, name.len);
+        h2o_iovec_t value = h2o_strdup(&req->pool, h->value, strlen(h->value));
+        h2o_add_header_by_str(&req->pool, &req->res.headers, name.base, name.len, 1, NULL, value.base, value.len);
+    }
+    if (!has_type && r->res_len > 0)
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                       H2O_STRLIT("text/plain; charset=utf-8"));
+    /* Without a length h2o would send the body chunked. */
+    req->res.content_length = r->res_len;
+    h2o_send_inline(req, r->res_body != NULL ? r->res_body : "", r->res_len);
+}
+
+typedef struct answer_handler {
+    h2o_handler_t super;
+    int (*answer)(h2o_req_t *req);
+} answer_handler;
+
+static int on_answer_req(h2o_handler_t *self, h2o_req_t *req)
+{
+    return ((answer_handler *)self)->answer(req) ? 0 : -1;
+}
+
+void weft_respond_register(h2o_pathconf_t *path, int (*answer)(h2o_req_t *req))
+{
+    answer_handler *h = (answer_handler *)h2o_create_handler(path, sizeof(*h));
+    h->super.on_req = on_answer_req;
+    h->answer = answer;
+}

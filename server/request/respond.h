@@ -1,0 +1,36 @@
+/*
+ * The one responder: every answer weft writes itself (errors, built-in
+ * endpoints, and a finished weft_req) goes out through here, with one
+ * reason-phrase table. Loop thread.
+ */
+#ifndef WEFT_RESPOND_H
+#define WEFT_RESPOND_H
+
+#include <stddef.h>
+
+#include "base/h2o_glue.h"
+#include "request/request.h"
+
+enum { WEFT_RESPOND_NO_STORE = 1 };
+
+const char *weft_reason_phrase(int status);
+
+/** Sends `body` (copied into the request's pool) with a content type; flags: WEFT_RESPOND_NO_STORE. */
+void weft_respond(h2o_req_t *req, int status, const char *content_type, const char *body, size_t len, int flags);
+/** A text/plain answer: `message` and a newline. */
+void weft_respond_text(h2o_req_t *req, int status, const char *message);
+/**
+ * 1 if the request's method is one of `allow` ("GET, HEAD", "POST");
+ * otherwise answers 405 with that Allow header and returns 0.
+ */
+int weft_respond_method_ok(h2o_req_t *req, const char *allow);
+/** Sends the response a handler built in `r` (500 if it failed without saying how). */
+void weft_respond_req(h2o_req_t *req, weft_req *r);
+
+/**
+ * Registers `answer` as an h2o handler on `path`: it returns 1 when it
+ * answered the request and 0 to let the next handler have it.
+ */
+void weft_respond_register(h2o_pathconf_t *path, int (*answer)(h2o_req_t *req));
+
+#endif

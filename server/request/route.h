@@ -1,0 +1,38 @@
+/*
+ * A served route as the layers below the generation see it: the plugin's
+ * handlers and state, the policy and pool that run it, and what its log
+ * lines and metrics call it. reload/generation.c fills it in; dispatch, db
+ * and the host API only read it, so they never reach up into the
+ * generation that owns it.
+ */
+#ifndef WEFT_ROUTE_H
+#define WEFT_ROUTE_H
+
+#include <stdatomic.h>
+#include <weft/plugin.h>
+
+#include "config/config.h"
+
+struct weft_module;
+struct weft_workpool;
+struct weft_generation;
+struct weft_dbpool;
+
+typedef struct weft_route {
+    const weft_route_cfg *cfg;
+    const weft_plugin *desc;     /* the module's validated descriptor */
+    struct weft_module *module;  /* owner of desc (plugin/module.h) */
+    void *state;
+    int initialised;
+    struct weft_workpool *pool;  /* dispatch == pool */
+    int stat_slot;               /* metrics series (base/stats.h); -1 when none */
+    struct weft_generation *gen; /* the generation the route belongs to (reload/) */
+    const weft_db_cfg *db_cfg;   /* that generation's database settings */
+    struct weft_dbpool *dbpool;  /* its blocking connections for pool workers */
+    char label[320]; /* "route /x (plugin p 1.0.0)" for log lines */
+    /* blocking detector: last report time, number of slow slices */
+    atomic_uint_fast64_t blocked_last_ns;
+    atomic_uint_fast64_t blocked_total;
+} weft_route;
+
+#endif
