@@ -23,7 +23,6 @@
 
 #include "dispatch/blocking.h"
 #include "config/config.h"
-#include "process/control.h"
 #include "reload/generation.h"
 #include "http/http.h"
 #include "base/log.h"
@@ -33,7 +32,6 @@
 #include "base/names.h"
 #include "config/router.h"
 #include "dev/scaffold.h"
-#include "process/server.h"
 #include "base/timer.h"
 #include "version.h"
 
