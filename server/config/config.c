@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/cpus.h"
+#include "base/file.h"
 #include "base/log.h"
 #include "base/names.h"
 #include "config/router.h"
@@ -599,26 +600,9 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 static char *slurp(const char *path, weft_errors *errs)
 {
     /* libconfig reports a missing file without its name or errno; say both. */
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
+    char *text = weft_file_read(path, NULL);
+    if (text == NULL)
         weft_errors_add(errs, "%s: cannot open config file: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        fwrite(buf, 1, n, mem);
-    int failed = ferror(f);
-    fclose(f);
-    fclose(mem);
-    if (failed) {
-        weft_errors_add(errs, "%s: cannot read config file: %s", path, strerror(errno));
-        free(text);
-        return NULL;
-    }
     return text;
 }
 

@@ -76,6 +76,30 @@ static long count_fds(void)
     return n - 3; /* ".", ".." and the directory's own fd */
 }
 
+static void pool_metrics(FILE *f, const weft_generation *gen)
+{
+    static const struct {
+        const char *name, *type, *help;
+    } series[] = {
+        {"weft_pool_size", "gauge", "Worker threads per pool."},
+        {"weft_pool_busy_workers", "gauge", "Workers running a handler."},
+        {"weft_pool_queue_length", "gauge", "Requests waiting for a worker."},
+        {"weft_pool_rejected_total", "counter", "Requests refused with 503 because the pool queue was full."},
+    };
+    for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++) {
+        weft_stats_write_header(f, series[k].name, series[k].type, series[k].help);
+        for (size_t i = 0; i < gen->n_pools; i++) {
+            weft_workpool_stats ps;
+            weft_workpool_stats_get(gen->pools[i], &ps);
+            unsigned long long v = k == 0 ? (unsigned long long)ps.size
+                                 : k == 1 ? (unsigned long long)ps.busy
+                                 : k == 2 ? (unsigned long long)ps.queued
+                                          : (unsigned long long)ps.rejected;
+            fprintf(f, "%s{pool=\"%s\"} %llu\n", series[k].name, weft_workpool_name(gen->pools[i]), v);
+        }
+    }
+}
+
 char *weft_metrics_render(const weft_generation *gen, size_t *len)
 {
     char *buf = NULL;
@@ -98,30 +122,7 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     fprintf(f, "weft_connections_deferred_total %llu\n",
             (unsigned long long)SUM(conn_refused));
 
-    weft_stats_write_header(f, "weft_pool_size", "gauge", "Worker threads per pool.");
-    for (size_t i = 0; i < gen->n_pools; i++) {
-        weft_workpool_stats ps;
-        weft_workpool_stats_get(gen->pools[i], &ps);
-        fprintf(f, "weft_pool_size{pool=\"%s\"} %d\n", weft_workpool_name(gen->pools[i]), ps.size);
-    }
-    weft_stats_write_header(f, "weft_pool_busy_workers", "gauge", "Workers running a handler.");
-    for (size_t i = 0; i < gen->n_pools; i++) {
-        weft_workpool_stats ps;
-        weft_workpool_stats_get(gen->pools[i], &ps);
-        fprintf(f, "weft_pool_busy_workers{pool=\"%s\"} %d\n", weft_workpool_name(gen->pools[i]), ps.busy);
-    }
-    weft_stats_write_header(f, "weft_pool_queue_length", "gauge", "Requests waiting for a worker.");
-    for (size_t i = 0; i < gen->n_pools; i++) {
-        weft_workpool_stats ps;
-        weft_workpool_stats_get(gen->pools[i], &ps);
-        fprintf(f, "weft_pool_queue_length{pool=\"%s\"} %zu\n", weft_workpool_name(gen->pools[i]), ps.queued);
-    }
-    weft_stats_write_header(f, "weft_pool_rejected_total", "counter", "Requests refused with 503 because the pool queue was full.");
-    for (size_t i = 0; i < gen->n_pools; i++) {
-        weft_workpool_stats ps;
-        weft_workpool_stats_get(gen->pools[i], &ps);
-        fprintf(f, "weft_pool_rejected_total{pool=\"%s\"} %llu\n", weft_workpool_name(gen->pools[i]), ps.rejected);
-    }
+    pool_metrics(f, gen);
 
     weft_stats_write_header(f, "weft_coroutines_live", "gauge", "Coroutines running or suspended.");
     fprintf(f, "weft_coroutines_live %lld\n", (long long)SUM(coros_live));
