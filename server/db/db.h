@@ -91,16 +91,16 @@ void weft_dbloop_reap(struct weft_loop *loop, int all);
 void weft_db_attach(void);
 
 /* ---- the host table entries (db_host.c) ---- */
-int weft_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res);
-void weft_host_db_query_async(weft_req *r, const char *sql, int n, const char *const *params, weft_db_callback cb,
+int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res);
+void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char *const *params, weft_db_callback cb,
                               void *arg);
-int weft_result_rows(const weft_result *res);
-int weft_result_cols(const weft_result *res);
-const char *weft_result_name(const weft_result *res, int col);
-const char *weft_result_value(const weft_result *res, int row, int col);
-long long weft_result_affected(const weft_result *res);
-const char *weft_result_sqlstate(const weft_result *res);
-const char *weft_result_error(const weft_result *res);
-void weft_result_free(weft_result *res);
+int weft_db_host_result_rows(const weft_result *res);
+int weft_db_host_result_cols(const weft_result *res);
+const char *weft_db_host_result_name(const weft_result *res, int col);
+const char *weft_db_host_result_value(const weft_result *res, int row, int col);
+long long weft_db_host_result_affected(const weft_result *res);
+const char *weft_db_host_result_sqlstate(const weft_result *res);
+const char *weft_db_host_result_error(const weft_result *res);
+void weft_db_host_result_free(weft_result *res);
 
 #endif

@@ -29,7 +29,7 @@ static void on_co_result(void *arg, int rc, PGresult *res)
         weft_dispatch_resume(w->r);
 }
 
-int weft_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
+int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
     *res = NULL;
     switch (r->exec) {
@@ -82,7 +82,7 @@ static void on_async_result(void *arg, int rc, PGresult *res)
     weft_dispatch_run(a->r, run_async_cb, a);
 }
 
-void weft_host_db_query_async(weft_req *r, const char *sql, int n, const char *const *params, weft_db_callback cb,
+void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char *const *params, weft_db_callback cb,
                               void *arg)
 {
     async_wait *a = weft_req_alloc(r, sizeof(*a));
@@ -96,14 +96,14 @@ void weft_host_db_query_async(weft_req *r, const char *sql, int n, const char *c
 }
 
 /* A weft_result is a PGresult: the opaque type keeps libpq out of the ABI. */
-int weft_result_rows(const weft_result *res) { return res ? PQntuples((const PGresult *)res) : 0; }
-int weft_result_cols(const weft_result *res) { return res ? PQnfields((const PGresult *)res) : 0; }
-const char *weft_result_name(const weft_result *res, int col)
+int weft_db_host_result_rows(const weft_result *res) { return res ? PQntuples((const PGresult *)res) : 0; }
+int weft_db_host_result_cols(const weft_result *res) { return res ? PQnfields((const PGresult *)res) : 0; }
+const char *weft_db_host_result_name(const weft_result *res, int col)
 {
     return res ? PQfname((const PGresult *)res, col) : NULL;
 }
 
-const char *weft_result_value(const weft_result *res, int row, int col)
+const char *weft_db_host_result_value(const weft_result *res, int row, int col)
 {
     const PGresult *pg = (const PGresult *)res;
     if (pg == NULL || row < 0 || col < 0 || row >= PQntuples(pg) || col >= PQnfields(pg) ||
@@ -112,21 +112,21 @@ const char *weft_result_value(const weft_result *res, int row, int col)
     return PQgetvalue(pg, row, col);
 }
 
-long long weft_result_affected(const weft_result *res)
+long long weft_db_host_result_affected(const weft_result *res)
 {
     const char *n = res ? PQcmdTuples((PGresult *)res) : "";
     return *n ? atoll(n) : 0;
 }
 
-const char *weft_result_sqlstate(const weft_result *res)
+const char *weft_db_host_result_sqlstate(const weft_result *res)
 {
     const char *s = res ? PQresultErrorField((const PGresult *)res, PG_DIAG_SQLSTATE) : NULL;
     return s != NULL ? s : "";
 }
 
-const char *weft_result_error(const weft_result *res)
+const char *weft_db_host_result_error(const weft_result *res)
 {
     return res ? PQresultErrorMessage((const PGresult *)res) : "no result (connection failed or timed out)";
 }
 
-void weft_result_free(weft_result *res) { PQclear((PGresult *)res); }
+void weft_db_host_result_free(weft_result *res) { PQclear((PGresult *)res); }

@@ -50,8 +50,8 @@ typedef struct done_msg {
 static void refuse_oom(weft_req *r, const char *what)
 {
     weft_log_error("%s: out of memory for %s; answering 503", r->route->label, what);
-    weft_res_error(r, 503, "server overloaded: out of memory");
-    weft_res_header(r, "retry-after", "1");
+    weft_request_res_error(r, 503, "server overloaded: out of memory");
+    weft_request_res_header(r, "retry-after", "1");
     weft_req_complete(r);
 }
 
@@ -182,8 +182,8 @@ static void run_pool(weft_req *r)
     }
     /* Refuse at once rather than queue without bound: the client may retry
      * elsewhere, and the server's memory stays flat under overload. */
-    weft_res_error(r, 503, "server busy: worker pool queue is full");
-    weft_res_header(r, "retry-after", "1");
+    weft_request_res_error(r, 503, "server busy: worker pool queue is full");
+    weft_request_res_header(r, "retry-after", "1");
     weft_req_complete(r);
 }
 

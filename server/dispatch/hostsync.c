@@ -24,7 +24,7 @@ static void on_coro_timer(weft_timer *t)
     weft_dispatch_resume(H2O_STRUCT_FROM_MEMBER(weft_req, timer, t));
 }
 
-int weft_host_sleep_ms(weft_req *r, uint32_t ms)
+int weft_hostsync_sleep_ms(weft_req *r, uint32_t ms)
 {
     switch (r->exec) {
     case WEFT_EXEC_WORKER:
@@ -57,7 +57,7 @@ static void on_async_timer(weft_timer *t)
     weft_dispatch_callback(s->r, s->cb, s->arg, WEFT_OK);
 }
 
-void weft_host_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void *arg)
+void weft_hostsync_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void *arg)
 {
     async_sleep *s = weft_req_alloc(r, sizeof(*s));
     if (s == NULL) {
@@ -94,7 +94,7 @@ struct weft_mutex {
     waiter *head, *tail;
 };
 
-weft_mutex *weft_mutex_new(void)
+weft_mutex *weft_hostsync_mutex_new(void)
 {
     weft_mutex *m = calloc(1, sizeof(*m));
     if (m != NULL)
@@ -102,7 +102,7 @@ weft_mutex *weft_mutex_new(void)
     return m;
 }
 
-void weft_mutex_free(weft_mutex *m)
+void weft_hostsync_mutex_free(weft_mutex *m)
 {
     if (m == NULL)
         return;
@@ -146,7 +146,7 @@ static void on_callback_granted(weft_msg *msg)
     weft_dispatch_callback(w->r, w->cb, w->arg, WEFT_OK);
 }
 
-int weft_mutex_lock(weft_req *r, weft_mutex *m)
+int weft_hostsync_mutex_lock(weft_req *r, weft_mutex *m)
 {
     waiter w = {.r = r};
     switch (r->exec) {
@@ -171,7 +171,7 @@ int weft_mutex_lock(weft_req *r, weft_mutex *m)
     return WEFT_ERROR;
 }
 
-void weft_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb, void *arg)
+void weft_hostsync_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb, void *arg)
 {
     waiter *w = weft_req_alloc(r, sizeof(*w));
     if (w == NULL) {
@@ -183,7 +183,7 @@ void weft_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb, void *a
         cb(r, arg, WEFT_OK);
 }
 
-void weft_mutex_unlock(weft_req *r, weft_mutex *m)
+void weft_hostsync_mutex_unlock(weft_req *r, weft_mutex *m)
 {
     (void)r;
     pthread_mutex_lock(&m->mu);

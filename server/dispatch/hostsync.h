@@ -11,13 +11,13 @@
 
 #include <weft/plugin.h>
 
-int weft_host_sleep_ms(weft_req *r, uint32_t ms);
-void weft_host_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void *arg);
+int weft_hostsync_sleep_ms(weft_req *r, uint32_t ms);
+void weft_hostsync_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void *arg);
 
-weft_mutex *weft_mutex_new(void);
-void weft_mutex_free(weft_mutex *m);
-int weft_mutex_lock(weft_req *r, weft_mutex *m);
-void weft_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb, void *arg);
-void weft_mutex_unlock(weft_req *r, weft_mutex *m);
+weft_mutex *weft_hostsync_mutex_new(void);
+void weft_hostsync_mutex_free(weft_mutex *m);
+int weft_hostsync_mutex_lock(weft_req *r, weft_mutex *m);
+void weft_hostsync_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb, void *arg);
+void weft_hostsync_mutex_unlock(weft_req *r, weft_mutex *m);
 
 #endif

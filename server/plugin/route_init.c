@@ -28,21 +28,21 @@ static config_setting_t *lookup(weft_init *ctx, const char *name, int type, cons
     return NULL;
 }
 
-const char *weft_init_route(const weft_init *ctx) { return ctx->rc->path; }
+const char *weft_route_init_init_route(const weft_init *ctx) { return ctx->rc->path; }
 
-const char *weft_init_opt_string(weft_init *ctx, const char *name, const char *def)
+const char *weft_route_init_opt_string(weft_init *ctx, const char *name, const char *def)
 {
     config_setting_t *s = lookup(ctx, name, CONFIG_TYPE_STRING, "a string");
     return s != NULL ? config_setting_get_string(s) : def;
 }
 
-long long weft_init_opt_int(weft_init *ctx, const char *name, long long def)
+long long weft_route_init_opt_int(weft_init *ctx, const char *name, long long def)
 {
     config_setting_t *s = lookup(ctx, name, CONFIG_TYPE_INT, "an integer");
     return s != NULL ? config_setting_get_int64(s) : def;
 }
 
-double weft_init_opt_float(weft_init *ctx, const char *name, double def)
+double weft_route_init_opt_float(weft_init *ctx, const char *name, double def)
 {
     config_setting_t *s = lookup(ctx, name, CONFIG_TYPE_FLOAT, "a number");
     if (s == NULL)
@@ -51,13 +51,13 @@ double weft_init_opt_float(weft_init *ctx, const char *name, double def)
                                                        : (double)config_setting_get_int64(s);
 }
 
-int weft_init_opt_bool(weft_init *ctx, const char *name, int def)
+int weft_route_init_opt_bool(weft_init *ctx, const char *name, int def)
 {
     config_setting_t *s = lookup(ctx, name, CONFIG_TYPE_BOOL, "true or false");
     return s != NULL ? config_setting_get_bool(s) : def;
 }
 
-void weft_init_error(weft_init *ctx, const char *fmt, ...)
+void weft_route_init_init_error(weft_init *ctx, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;

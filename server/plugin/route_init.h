@@ -20,12 +20,12 @@ struct weft_init {
     weft_errors *errs;
 };
 
-const char *weft_init_route(const weft_init *ctx);
-const char *weft_init_opt_string(weft_init *ctx, const char *name, const char *def);
-long long weft_init_opt_int(weft_init *ctx, const char *name, long long def);
-double weft_init_opt_float(weft_init *ctx, const char *name, double def);
-int weft_init_opt_bool(weft_init *ctx, const char *name, int def);
-void weft_init_error(weft_init *ctx, const char *fmt, ...) WEFT_PRINTF(2, 3);
+const char *weft_route_init_init_route(const weft_init *ctx);
+const char *weft_route_init_opt_string(weft_init *ctx, const char *name, const char *def);
+long long weft_route_init_opt_int(weft_init *ctx, const char *name, long long def);
+double weft_route_init_opt_float(weft_init *ctx, const char *name, double def);
+int weft_route_init_opt_bool(weft_init *ctx, const char *name, int def);
+void weft_route_init_init_error(weft_init *ctx, const char *fmt, ...) WEFT_PRINTF(2, 3);
 /** After init: reports options the plugin never asked for. */
 void weft_init_check_unused(weft_init *ctx);
 

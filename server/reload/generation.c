@@ -47,7 +47,7 @@ static int init_route(weft_route *r, weft_errors *errs)
     if (r->module->desc.init != NULL)
         rc = r->module->desc.init(&weft_host_table, &ctx, &r->state);
     if (rc != WEFT_OK && !ctx.failed)
-        weft_init_error(&ctx, "init returned %d", rc);
+        weft_route_init_init_error(&ctx, "init returned %d", rc);
     if (!ctx.failed)
         weft_init_check_unused(&ctx);
     if (rc == WEFT_OK)

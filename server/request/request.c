@@ -100,10 +100,10 @@ void weft_req_free(weft_req *r)
     free(r);
 }
 
-const char *weft_req_method(const weft_req *r) { return r->method; }
-const char *weft_req_path(const weft_req *r) { return r->path; }
+const char *weft_request_req_method(const weft_req *r) { return r->method; }
+const char *weft_request_req_path(const weft_req *r) { return r->path; }
 
-const char *weft_req_param(const weft_req *r, const char *name)
+const char *weft_request_req_param(const weft_req *r, const char *name)
 {
     for (size_t i = 0; i < r->n_params; i++)
         if (strcmp(r->params[i].name, name) == 0)
@@ -137,7 +137,7 @@ static void parse_query(weft_req *r)
     }
 }
 
-const char *weft_req_query(const weft_req *r, const char *name)
+const char *weft_request_req_query(const weft_req *r, const char *name)
 {
     /* Parsed lazily: most handlers never look. The cast is safe because only
      * the thread running the handler reads or writes these fields. */
@@ -150,7 +150,7 @@ const char *weft_req_query(const weft_req *r, const char *name)
     return NULL;
 }
 
-const char *weft_req_header(const weft_req *r, const char *name)
+const char *weft_request_req_header(const weft_req *r, const char *name)
 {
     for (size_t i = 0; i < r->n_headers; i++)
         if (strcasecmp(r->headers[i].name, name) == 0)
@@ -158,20 +158,20 @@ const char *weft_req_header(const weft_req *r, const char *name)
     return NULL;
 }
 
-const char *weft_req_body(const weft_req *r, size_t *len)
+const char *weft_request_req_body(const weft_req *r, size_t *len)
 {
     if (len != NULL)
         *len = r->body_len;
     return r->body != NULL ? r->body : "";
 }
 
-void weft_res_status(weft_req *r, int status)
+void weft_request_res_status(weft_req *r, int status)
 {
     if (status >= 100 && status <= 599)
         r->status = status;
 }
 
-int weft_res_header(weft_req *r, const char *name, const char *value)
+int weft_request_res_header(weft_req *r, const char *name, const char *value)
 {
     if (name == NULL || value == NULL || name[0] == '\0' || strpbrk(name, " :\r\n") != NULL ||
         strpbrk(value, "\r\n") != NULL)
@@ -196,7 +196,7 @@ int weft_res_header(weft_req *r, const char *name, const char *value)
     return WEFT_OK;
 }
 
-int weft_res_write(weft_req *r, const void *data, size_t len)
+int weft_request_res_write(weft_req *r, const void *data, size_t len)
 {
     if (len == 0)
         return WEFT_OK;
@@ -217,7 +217,7 @@ int weft_res_write(weft_req *r, const void *data, size_t len)
     return WEFT_OK;
 }
 
-int weft_res_printf(weft_req *r, const char *fmt, ...)
+int weft_request_res_printf(weft_req *r, const char *fmt, ...)
 {
     char small[256];
     va_list ap;
@@ -227,26 +227,26 @@ int weft_res_printf(weft_req *r, const char *fmt, ...)
     if (n < 0)
         return WEFT_ERROR;
     if ((size_t)n < sizeof(small))
-        return weft_res_write(r, small, (size_t)n);
+        return weft_request_res_write(r, small, (size_t)n);
     char *big = NULL;
     va_start(ap, fmt);
     n = vasprintf(&big, fmt, ap);
     va_end(ap);
     if (n < 0)
         return WEFT_ERROR;
-    int rc = weft_res_write(r, big, (size_t)n);
+    int rc = weft_request_res_write(r, big, (size_t)n);
     free(big);
     return rc;
 }
 
-int weft_res_error(weft_req *r, int status, const char *message)
+int weft_request_res_error(weft_req *r, int status, const char *message)
 {
     r->status = status >= 100 && status <= 599 ? status : 500;
     r->res_len = 0;
     r->n_res_headers = 0;
-    weft_res_header(r, "content-type", "text/plain; charset=utf-8");
-    weft_res_write(r, message, strlen(message));
-    return weft_res_write(r, "\n", 1);
+    weft_request_res_header(r, "content-type", "text/plain; charset=utf-8");
+    weft_request_res_write(r, message, strlen(message));
+    return weft_request_res_write(r, "\n", 1);
 }
 
 void weft_req_complete(weft_req *r) { r->on_complete(r); }

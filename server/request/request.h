@@ -92,16 +92,16 @@ void weft_req_free(weft_req *r);
 void weft_req_complete(weft_req *r);
 
 /* The request and response halves of the host table (host.c assembles it). */
-const char *weft_req_method(const weft_req *r);
-const char *weft_req_path(const weft_req *r);
-const char *weft_req_param(const weft_req *r, const char *name);
-const char *weft_req_query(const weft_req *r, const char *name);
-const char *weft_req_header(const weft_req *r, const char *name);
-const char *weft_req_body(const weft_req *r, size_t *len);
-void weft_res_status(weft_req *r, int status);
-int weft_res_header(weft_req *r, const char *name, const char *value);
-int weft_res_write(weft_req *r, const void *data, size_t len);
-int weft_res_printf(weft_req *r, const char *fmt, ...) WEFT_PRINTF(2, 3);
-int weft_res_error(weft_req *r, int status, const char *message);
+const char *weft_request_req_method(const weft_req *r);
+const char *weft_request_req_path(const weft_req *r);
+const char *weft_request_req_param(const weft_req *r, const char *name);
+const char *weft_request_req_query(const weft_req *r, const char *name);
+const char *weft_request_req_header(const weft_req *r, const char *name);
+const char *weft_request_req_body(const weft_req *r, size_t *len);
+void weft_request_res_status(weft_req *r, int status);
+int weft_request_res_header(weft_req *r, const char *name, const char *value);
+int weft_request_res_write(weft_req *r, const void *data, size_t len);
+int weft_request_res_printf(weft_req *r, const char *fmt, ...) WEFT_PRINTF(2, 3);
+int weft_request_res_error(weft_req *r, int status, const char *message);
 
 #endif

@@ -91,7 +91,7 @@ void weft_respond_req(h2o_req_t *req, weft_req *r)
         if (r->rc != WEFT_OK)
             weft_log_error("%s: handler failed (rc %d) without an error status; answering 500", r->route->label,
                            r->rc);
-        weft_res_error(r, 500, "internal error in the request handler");
+        weft_request_res_error(r, 500, "internal error in the request handler");
     }
     req->res.status = r->status;
     req->res.reason = weft_reason_phrase(r->status);

@@ -6,7 +6,7 @@
  * by "?query". The first byte of a request line picks the method. Every
  * pattern goes through weft_pattern_check and weft_router_add, every path
  * through weft_router_match (as http.c does), the matched parameters through
- * weft_req_decode, and the query through weft_req_query's parser.
+ * weft_req_decode, and the query through weft_request_req_query's parser.
  *
  * Besides "no crash, no leak, no overread" (ASan+UBSan), it checks what the
  * rest of the server relies on:
@@ -135,9 +135,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         check_decode(r, path, plen, 0);
         if (q != NULL) {
-            /* the query parser (lazy, inside weft_req_query) over the rest of the line */
+            /* the query parser (lazy, inside weft_request_req_query) over the rest of the line */
             r->query = weft_req_strndup(r, q + 1, len - plen - 1);
-            const char *v = weft_req_query(r, "q");
+            const char *v = weft_request_req_query(r, "q");
             (void)v;
             CHECK(r->n_query <= len);
             for (size_t i = 0; i < r->n_query; i++)
