@@ -1,0 +1,45 @@
+/*
+ * The validation toolkit the config parsers share (config/ only): typed
+ * lookups that report a wrong type, a range or a missing setting as
+ * FILE:LINE: setting: reason, and never let a typo become a silent default.
+ */
+#ifndef WEFT_CONFIG_SCHEMA_H
+#define WEFT_CONFIG_SCHEMA_H
+
+#include <libconfig.h>
+#include <stddef.h>
+
+#include "base/errors.h"
+#include "config/config.h"
+
+/* Validation state: every message names the file, the line and the setting. */
+typedef struct vctx {
+    weft_errors *errs;
+    const char *file;
+    int failed;
+} vctx;
+
+void weft_cfg_error(vctx *v, const config_setting_t *s, const char *where, const char *fmt, ...) WEFT_PRINTF(4, 5);
+/* Config parsing runs at start-up and on reload, never while serving a request. */
+char *weft_cfg_strdup(const char *s);
+void *weft_cfg_calloc(size_t n, size_t size);
+/** Reports every key of `group` not in the NULL-terminated `allowed`. */
+void weft_cfg_check_keys(vctx *v, const config_setting_t *group, const char *where, const char *const *allowed);
+void weft_cfg_path_join(char *buf, size_t size, const char *where, const char *name);
+/** The member if present with the right type; NULL (and an error for a wrong type) otherwise. */
+config_setting_t *weft_cfg_member(vctx *v, const config_setting_t *group, const char *where, const char *name, int type);
+long long weft_cfg_int(vctx *v, const config_setting_t *group, const char *where, const char *name, long long min,
+                       long long max, long long def);
+/** A pointer owned by the libconfig tree (lives as long as cfg->lc). */
+const char *weft_cfg_string(vctx *v, const config_setting_t *group, const char *where, const char *name,
+                            const char *def);
+config_setting_t *weft_cfg_require(vctx *v, const config_setting_t *group, const char *where, const char *name,
+                                   int type);
+/** `dir` relative to the config file's directory (absolute paths as they are), malloc'd. */
+char *weft_cfg_resolve_path(const char *config_path, const char *dir);
+
+/* listen.c */
+void weft_cfg_load_listen(vctx *v, weft_config *cfg, const config_setting_t *root);
+void weft_cfg_load_admin(vctx *v, weft_config *cfg, const config_setting_t *root);
+
+#endif
