@@ -1,0 +1,69 @@
+#!/bin/sh
+# Self-test of tests/layers.sh: tiny throwaway objects laid out as server/'s
+# folders show that the check passes on a clean layout and fails, naming the
+# edge or the cycle, on an upward dependency and on a cycle.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+CC=${CC:-cc}
+work=$(mktemp -d) || exit 2
+trap 'rm -rf "$work"' EXIT INT TERM
+fails=0
+
+# obj DIR/NAME 'C source': compiles one object into the layout.
+obj() {
+    mkdir -p "$work/$1" && rm -f "$work/$1/$2.o"
+    printf '%s\n' "$3" > "$work/$1/$2.c"
+    "$CC" -c -o "$work/$1/$2.o" "$work/$1/$2.c" || exit 2
+}
+
+# expect STATUS PATTERN...: runs the check on the layout; its exit status must
+# be STATUS and its output must contain every PATTERN (fixed strings).
+expect() {
+    want=$1; shift
+    out=$(sh "$here/layers.sh" "$work" 2>&1); got=$?
+    if [ "$got" -ne "$want" ]; then
+        printf 'FAIL: %s: exit %d, wanted %d; output:\n%s\n' "$case" "$got" "$want" "$out"
+        fails=$((fails + 1)); return
+    fi
+    for pat in "$@"; do
+        if ! printf '%s\n' "$out" | grep -qF -- "$pat"; then
+            printf 'FAIL: %s: output lacks "%s"; output:\n%s\n' "$case" "$pat" "$out"
+            fails=$((fails + 1)); return
+        fi
+    done
+    echo "ok: $case"
+}
+
+case="clean: http uses base, base uses base"
+obj base a 'int base_a(void); int base_c(void); int base_a(void) { return base_c() + 1; }'
+obj base c 'int base_c(void); int base_c(void) { return 2; }'
+obj http b 'int base_a(void); int http_b(void); int http_b(void) { return base_a(); }'
+expect 0 "3 modules, 2 dependencies, 0 upward, 0 cycles"
+
+case="upward: base calls http"
+obj base a 'int http_b(void); int base_c(void); int base_a(void); int base_a(void) { return http_b() + base_c(); }'
+expect 1 "upward: base/a -> http/b (http above base): http_b" "1 upward"
+
+case="upward: a variable counts like a function"
+obj base a 'extern int http_v; int base_a(void); int base_a(void) { return http_v; }'
+obj http b 'int http_v = 3; int base_a(void); int http_b(void); int http_b(void) { return base_a(); }'
+expect 1 "upward: base/a -> http/b (http above base): http_v"
+
+case="cycle inside one folder"
+obj base a 'int base_c(void); int base_a(void); int base_a(void) { return base_c(); }'
+obj base c 'int base_a(void); int base_c(void); int base_c(void) { return base_a(); }'
+obj http b 'int http_b(void); int http_b(void) { return 0; }'
+expect 1 "cycle of 2 modules:" "-> base/c (base_c)" "-> base/a (base_a)" "0 upward, 1 cycles"
+
+case="a cycle across three modules and two folders is also an upward edge"
+obj base a 'int base_c(void); int base_a(void); int base_a(void) { return base_c(); }'
+obj base c 'int http_b(void); int base_c(void); int base_c(void) { return http_b(); }'
+obj http b 'int base_a(void); int http_b(void); int http_b(void) { return base_a(); }'
+expect 1 "cycle of 3 modules:" "upward: base/c -> http/b" "1 upward, 1 cycles"
+
+case="a folder missing from the layer list"
+rm -f "$work"/base/*.o "$work"/http/*.o
+obj nowhere x 'int x(void); int x(void) { return 0; }'
+expect 1 "unknown folder nowhere"
+
+[ "$fails" -eq 0 ] || exit 1

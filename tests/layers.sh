@@ -1,0 +1,177 @@
+#!/bin/sh
+# Layering check: server/ is laid out by layer, and a module may use (by
+# symbol) only modules of its own folder or of lower folders, with no cycles.
+# Judged from the object files, not from #include lines: module A depends on
+# module B when an undefined symbol of A (nm -u) is a global that B defines
+# (nm --defined-only -g).
+#
+# usage: layers.sh OBJECT-OR-DIRECTORY-OR-@LIST...
+#   A directory is searched for *.o; @LIST names a file listing objects, one a
+#   line (CMake writes one from $<TARGET_OBJECTS>, so no stale object counts). An object's module is its file name
+#   (errors.c.o -> errors), its folder the name of the directory it sits in
+#   (.../weftcore.dir/base/errors.c.o -> base).
+# Exit 0 when clean, 1 with every offending edge and cycle listed, 2 on misuse.
+
+# The layers, bottom to top: the one place the order is written down.
+LAYERS="base config core request dispatch db plugin reload http ops dev process"
+
+set -u
+NM=${NM:-nm}
+
+if [ $# -eq 0 ]; then
+    echo "usage: $0 OBJECT-OR-DIRECTORY-OR-@LIST..." >&2
+    exit 2
+fi
+
+tmp=$(mktemp) || exit 2
+trap 'rm -f "$tmp"' EXIT INT TERM
+
+objects() {
+    for arg in "$@"; do
+        case $arg in
+        @*)
+            if [ ! -f "${arg#@}" ]; then
+                echo "layers.sh: no such list: ${arg#@}" >&2
+                return 1
+            fi
+            grep -v '^$' "${arg#@}"
+            continue ;;
+        esac
+        if [ -d "$arg" ]; then
+            find "$arg" -type f -name '*.o' | LC_ALL=C sort
+        elif [ -f "$arg" ]; then
+            echo "$arg"
+        else
+            echo "layers.sh: no such object or directory: $arg" >&2
+            return 1
+        fi
+    done
+}
+
+list=$(objects "$@") || exit 2
+if [ -z "$list" ]; then
+    echo "layers.sh: no object files under $*" >&2
+    exit 2
+fi
+
+# One record per line for awk: "M folder/module", then "D folder/module sym"
+# for each global it defines and "U folder/module sym" for each it needs.
+echo "$list" | while IFS= read -r obj; do
+    folder=$(basename "$(dirname "$obj")")
+    module=$(basename "$obj")
+    module=${module%.o}
+    module=${module%.c}
+    module=${module%.S}
+    id="$folder/$module"
+    echo "M $id"
+    "$NM" --defined-only -g "$obj" | awk -v id="$id" 'NF >= 3 { print "D", id, $3 }' || exit 2
+    "$NM" -u "$obj" | awk -v id="$id" 'NF >= 2 { print "U", id, $2 }' || exit 2
+done > "$tmp" || exit 2
+
+awk -v layers="$LAYERS" '
+function folder_of(m) { return substr(m, 1, index(m, "/") - 1) }
+
+# Tarjan: strongly connected components; any with more than one module is a cycle.
+function strong(v,    k, w) {
+    idx[v] = low[v] = ++counter
+    stack[++sp] = v; onstack[v] = 1
+    for (k = 1; k <= adjn[v]; k++) {
+        w = adj[v, k]
+        if (!(w in idx)) {
+            strong(w)
+            if (low[w] < low[v]) low[v] = low[w]
+        } else if (onstack[w] && idx[w] < low[v]) {
+            low[v] = idx[w]
+        }
+    }
+    if (low[v] == idx[v]) {
+        ++ncomp
+        do {
+            w = stack[sp--]; onstack[w] = 0
+            comp[w] = ncomp; compsize[ncomp]++
+        } while (w != v)
+    }
+}
+
+# The shortest cycle through r inside its component, by breadth-first search.
+function cycle_through(r,    head, tail, q, k, u, w, found, path, n, i, hop) {
+    split("", prev); split("", seen)
+    head = 1; tail = 0; q[++tail] = r; seen[r] = 1; found = ""
+    while (head <= tail && found == "") {
+        u = q[head++]
+        for (k = 1; k <= adjn[u]; k++) {
+            w = adj[u, k]
+            if (comp[w] != comp[r]) continue
+            if (w == r) { found = u; break }
+            if (!(w in seen)) { seen[w] = 1; prev[w] = u; q[++tail] = w }
+        }
+    }
+    n = 0
+    for (u = found; u != r; u = prev[u]) chain[++n] = u
+    chain[++n] = r
+    path = r
+    for (i = n - 1; i >= 0; i--) {
+        hop = (i == 0) ? r : chain[i]
+        path = path " -> " hop " (" syms[chain[i + 1], hop] ")"
+    }
+    return path
+}
+
+BEGIN {
+    nl = split(layers, lay, " ")
+    for (i = 1; i <= nl; i++) rank[lay[i]] = i
+}
+$1 == "M" { modules[$2] = 1; nmod++; next }
+$1 == "D" { definers[$3] = (($3 in definers) ? definers[$3] " " : "") $2; next }
+$1 == "U" { need[++nneed] = $2 " " $3; next }
+END {
+    bad = 0
+    for (m in modules) {
+        if (!(folder_of(m) in rank)) {
+            printf "unknown folder %s (module %s): add it to LAYERS in tests/layers.sh\n", folder_of(m), m
+            bad = 1
+        }
+    }
+    for (i = 1; i <= nneed; i++) {
+        split(need[i], f, " ")
+        a = f[1]; s = f[2]
+        if (!(s in definers)) continue
+        nd = split(definers[s], ds, " ")
+        for (j = 1; j <= nd; j++) {
+            b = ds[j]
+            if (b == a) continue
+            if (!((a, b) in syms)) {
+                syms[a, b] = s
+                adj[a, ++adjn[a]] = b
+                edges[++nedges] = a SUBSEP b
+            } else if (index(" " syms[a, b] ", ", " " s ", ") == 0) {
+                syms[a, b] = syms[a, b] ", " s
+            }
+        }
+    }
+
+    up = 0
+    for (e = 1; e <= nedges; e++) {
+        split(edges[e], ab, SUBSEP)
+        fa = folder_of(ab[1]); fb = folder_of(ab[2])
+        if ((fa in rank) && (fb in rank) && rank[fb] > rank[fa]) {
+            printf "upward: %s -> %s (%s above %s): %s\n", ab[1], ab[2], fb, fa, syms[ab[1], ab[2]]
+            up++
+        }
+    }
+
+    counter = 0; sp = 0; ncomp = 0
+    for (m in modules) if (!(m in idx)) strong(m)
+    cycles = 0
+    for (m in modules) {
+        c = comp[m]
+        if (compsize[c] < 2 || (c in reported)) continue
+        reported[c] = 1; cycles++
+        members = ""
+        for (x in modules) if (comp[x] == c) members = members " " x
+        printf "cycle of %d modules:%s\n  %s\n", compsize[c], members, cycle_through(m)
+    }
+
+    printf "%d modules, %d dependencies, %d upward, %d cycles\n", nmod, nedges, up, cycles
+    exit (bad || up || cycles) ? 1 : 0
+}' "$tmp"
