@@ -16,23 +16,13 @@
 
 #include "harness.h"
 
-#define PERSON_ROUTES(p, last)                                                                              \
-    "  { path = \"/" p "/persons\"; methods = [\"GET\", \"POST\"]; plugin = \"persons\"; dispatch = \"" p \
-    "\"; },\n"                                                                                              \
-    "  { path = \"/" p "/persons/{id}\"; methods = [\"GET\", \"DELETE\"]; plugin = \"persons\"; "           \
-    "dispatch = \"" p "\"; },\n"                                                                            \
-    "  { path = \"/" p "/persons/name/{name}\"; methods = [\"GET\"]; plugin = \"persons\"; dispatch = \""   \
-    p "\"; },\n"                                                                                            \
-    "  { path = \"/" p "/persons/age-greater-than/{age}\"; methods = [\"GET\"]; plugin = \"persons\"; "     \
-    "dispatch = \"" p "\"; }" last "\n"
-
 static const char *conf = "threads = 2;\n"
                           "listen = [\"127.0.0.1:0\"];\n"
                           "limits = { max_body = 4096; };\n"
                           "pools = ( { name = \"default\"; size = 16; queue = 1000; } );\n"
                           "database = { conninfo = \"dbname=weft\"; statement_timeout_ms = 3000; };\n"
-                          "routes = (\n" PERSON_ROUTES("pool", ",") PERSON_ROUTES("coroutine", ",")
-                              PERSON_ROUTES("reactive", "") ");\n";
+                          "routes = (\n" WT_PERSON_ROUTES("pool", ",") WT_PERSON_ROUTES("coroutine", ",")
+                              WT_PERSON_ROUTES("reactive", "") ");\n";
 
 static wt_server srv;
 

@@ -1,4 +1,5 @@
 #include "harness.h"
+#include "spawn.h"
 
 #include <criterion/criterion.h>
 #include <curl/curl.h>
@@ -13,8 +14,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 /* The server under test: this build's, unless WEFT_TEST_BIN names another
  * (tests/tsan.sh points it, and WEFT_TEST_PLUGIN_DIR, at a ThreadSanitizer
@@ -31,11 +30,60 @@ static const char *plugin_dir(void)
     return e != NULL && *e != '\0' ? e : WEFT_PLUGIN_DIR;
 }
 
-static double now_ms(void)
+double wt_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+char *wt_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+    char chunk[8192];
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        if (len + n + 1 > cap) {
+            cap = (len + n + 1) * 2;
+            buf = realloc(buf, cap);
+        }
+        memcpy(buf + len, chunk, n);
+        len += n;
+    }
+    fclose(f);
+    if (buf == NULL)
+        buf = calloc(1, 1);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* The way editors and the docs say to save: write a temporary file, rename it
+ * over the old one (a watcher only ever sees complete files). The temporary
+ * name ends in neither .c nor .h, so writing it triggers no build. */
+void wt_write_file_atomic(const char *path, const char *text)
+{
+    char tmp[4200];
+    const char *slash = strrchr(path, '/');
+    cr_assert_not_null(slash, "%s: not a path", path);
+    snprintf(tmp, sizeof(tmp), "%.*s/.%s.tmp", (int)(slash - path), path, slash + 1);
+    FILE *f = fopen(tmp, "w");
+    cr_assert_not_null(f, "cannot write %s: %s", tmp, strerror(errno));
+    cr_assert_geq(fputs(text, f), 0);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(rename(tmp, path), 0, "rename %s -> %s: %s", tmp, path, strerror(errno));
+}
+
+void wt_rm_rf(const char *dir)
+{
+    if (strncmp(dir, "/tmp/weft-", 10) != 0 || strstr(dir, "'") != NULL)
+        return;
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        cr_log_warn("could not remove %s", dir);
 }
 
 static void make_dir(wt_server *s)
@@ -62,45 +110,26 @@ void wt_write_conf(wt_server *s, const char *conf)
 
 static char **build_env(const char *const *extra)
 {
-    size_t n = 0, k = 0;
-    while (environ[n] != NULL)
-        n++;
-    while (extra != NULL && extra[k] != NULL)
-        k++;
-    char **env = calloc(n + k + 2, sizeof(char *));
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        /* extras replace inherited variables of the same name */
-        int replaced = strncmp(environ[i], "WEFT_PLUGIN_PATH=", 17) == 0 || strncmp(environ[i], "PORT=", 5) == 0;
-        for (size_t e = 0; e < k && !replaced; e++) {
-            const char *eq = strchr(extra[e], '=');
-            size_t len = eq ? (size_t)(eq - extra[e]) + 1 : strlen(extra[e]);
-            replaced = strncmp(environ[i], extra[e], len) == 0;
-        }
-        if (!replaced)
-            env[o++] = environ[i];
-    }
+    static const char *const drop[] = {"WEFT_PLUGIN_PATH=", "PORT=", NULL};
     static char plugin_path[1024];
     snprintf(plugin_path, sizeof(plugin_path), "WEFT_PLUGIN_PATH=%s:%s", plugin_dir(), WEFT_FIXTURE_DIR);
-    env[o++] = plugin_path;
+    size_t k = 0;
+    while (extra != NULL && extra[k] != NULL)
+        k++;
+    const char **set = calloc(k + 2, sizeof(char *));
+    cr_assert_not_null(set);
+    set[0] = plugin_path;
     for (size_t i = 0; i < k; i++)
-        env[o++] = (char *)extra[i];
+        set[i + 1] = extra[i];
+    char **env = wt_env(drop, set);
+    free(set);
     return env;
 }
 
 char *wt_read_log(const wt_server *s)
 {
-    FILE *f = fopen(s->log, "r");
-    if (f == NULL)
-        return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
+    char *text = wt_read_file(s->log);
+    return text != NULL ? text : strdup("");
 }
 
 static int admin_port_of(const char *line)
@@ -120,20 +149,13 @@ void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env)
         wt_write_conf(s, conf);
     char **env = build_env(extra_env);
     const char *bin = weft_bin();
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        int fd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, STDERR_FILENO);
-        dup2(fd, STDOUT_FILENO);
-        execle(bin, "weft", "-c", s->conf, (char *)NULL, env);
-        _exit(127);
-    }
+    const char *argv[] = {"weft", "-c", s->conf, NULL};
+    pid_t pid = wt_spawn(bin, argv, env, NULL, s->log, WT_SPAWN_TRUNCATE);
     free(env);
     s->pid = pid;
     s->port = 0;
-    double deadline = now_ms() + 15000;
-    while (now_ms() < deadline) {
+    double deadline = wt_now_ms() + 15000;
+    while (wt_now_ms() < deadline) {
         char *log = wt_read_log(s);
         /* the main listener's line, not "admin listening on ..." */
         const char *p = log;
@@ -170,9 +192,9 @@ int wt_stop(wt_server *s)
         return -1;
     kill(s->pid, SIGTERM);
     int status = 0;
-    double deadline = now_ms() + 30000;
+    double deadline = wt_now_ms() + 30000;
     while (waitpid(s->pid, &status, WNOHANG) == 0) {
-        if (now_ms() > deadline) {
+        if (wt_now_ms() > deadline) {
             kill(s->pid, SIGKILL);
             waitpid(s->pid, &status, 0);
             break;
@@ -183,14 +205,9 @@ int wt_stop(wt_server *s)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-typedef struct buf {
-    char *data;
-    size_t len;
-} buf;
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
+size_t wt_curl_sink(char *p, size_t size, size_t n, void *ud)
 {
-    buf *b = ud;
+    wt_buf *b = ud;
     b->data = realloc(b->data, b->len + size * n + 1);
     memcpy(b->data + b->len, p, size * n);
     b->len += size * n;
@@ -209,14 +226,14 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
-static CURL *make_easy(const wt_server *s, const char *method, const char *path, const char *body, buf *b,
+static CURL *make_easy(const wt_server *s, const char *method, const char *path, const char *body, wt_buf *b,
                        wt_resp *r, struct curl_slist *headers)
 {
     char url[2048];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", s->port, path);
     CURL *c = curl_easy_init();
     curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, wt_curl_sink);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -252,7 +269,7 @@ int wt_http_typed(const wt_server *s, const char *method, const char *path, cons
                   const char *body, wt_resp *out)
 {
     memset(out, 0, sizeof(*out));
-    buf b = {0};
+    wt_buf b = {0};
     struct curl_slist *headers = type_headers(content_type);
     CURL *c = make_easy(s, method, path, body, &b, out, headers);
     CURLcode rc = curl_easy_perform(c);
@@ -316,8 +333,8 @@ double wt_http_batch(const wt_server *s, int n, const char *method, const char *
     curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)n);
     CURL **easy = calloc((size_t)n, sizeof(CURL *));
     struct curl_slist **hdrs = calloc((size_t)n, sizeof(*hdrs));
-    buf *bufs = calloc((size_t)n, sizeof(buf));
-    double t0 = now_ms();
+    wt_buf *bufs = calloc((size_t)n, sizeof(wt_buf));
+    double t0 = wt_now_ms();
     for (int i = 0; i < n; i++) {
         hdrs[i] = type_headers(content_type);
         easy[i] = make_easy(s, method, paths[i], bodies != NULL ? bodies[i] : NULL, &bufs[i], NULL, hdrs[i]);
@@ -330,7 +347,7 @@ double wt_http_batch(const wt_server *s, int n, const char *method, const char *
         if (running > 0)
             curl_multi_poll(multi, NULL, 0, 100, NULL);
     }
-    double elapsed = now_ms() - t0;
+    double elapsed = wt_now_ms() - t0;
     for (int i = 0; i < n; i++) {
         statuses[i] = 0;
         curl_easy_getinfo(easy[i], CURLINFO_RESPONSE_CODE, &statuses[i]);
@@ -364,33 +381,24 @@ int wt_run(char **out, const char *const *args, const char *const *extra_env)
     char path[] = "/tmp/weft-run-XXXXXX";
     int fd = mkstemp(path);
     cr_assert_neq(fd, -1);
+    close(fd);
     char **env = build_env(extra_env);
     size_t n = 0;
     while (args[n] != NULL)
         n++;
-    char **argv = calloc(n + 2, sizeof(char *));
+    const char **argv = calloc(n + 2, sizeof(char *));
     argv[0] = "weft";
     for (size_t i = 0; i < n; i++)
-        argv[i + 1] = (char *)args[i];
-    const char *bin = weft_bin();
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-        execve(bin, argv, env);
-        _exit(127);
-    }
+        argv[i + 1] = args[i];
+    int timed_out;
+    int status = wt_wait(wt_spawn(weft_bin(), argv, env, NULL, path, 0), -1, 0, &timed_out);
     free(argv);
     free(env);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    off_t size = lseek(fd, 0, SEEK_END);
-    *out = calloc(1, (size_t)size + 1);
-    ssize_t got = pread(fd, *out, (size_t)size, 0);
-    (void)got;
-    close(fd);
+    *out = wt_read_file(path);
+    if (*out == NULL)
+        *out = strdup("");
     unlink(path);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return status;
 }
 
 int wt_thread_count(pid_t pid)
@@ -420,11 +428,11 @@ void wt_finish(wt_server *s)
 
 char *wt_wait_log(const wt_server *s, const char *needle, double limit_ms)
 {
-    for (double t0 = now_ms();; usleep(50000)) {
+    for (double t0 = wt_now_ms();; usleep(50000)) {
         char *log = wt_read_log(s);
         if (strstr(log, needle) != NULL)
             return log;
-        if (now_ms() - t0 > limit_ms)
+        if (wt_now_ms() - t0 > limit_ms)
             cr_assert_fail("'%s' did not appear in the log within %.0f ms:\n%s", needle, limit_ms, log);
         free(log);
     }

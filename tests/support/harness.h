@@ -24,6 +24,24 @@ typedef struct wt_resp {
     char headers[8192]; /* raw response headers */
 } wt_resp;
 
+/** The persons plugin's four routes under "/" p with dispatch p; `last` follows the last one ("," or ""). */
+#define WT_PERSON_ROUTES(p, last)                                                                           \
+    "  { path = \"/" p "/persons\"; methods = [\"GET\", \"POST\"]; plugin = \"persons\"; dispatch = \"" p \
+    "\"; },\n"                                                                                              \
+    "  { path = \"/" p "/persons/{id}\"; methods = [\"GET\", \"DELETE\"]; plugin = \"persons\"; "           \
+    "dispatch = \"" p "\"; },\n"                                                                            \
+    "  { path = \"/" p "/persons/name/{name}\"; methods = [\"GET\"]; plugin = \"persons\"; dispatch = \""   \
+    p "\"; },\n"                                                                                            \
+    "  { path = \"/" p "/persons/age-greater-than/{age}\"; methods = [\"GET\"]; plugin = \"persons\"; "     \
+    "dispatch = \"" p "\"; }" last "\n"
+
+/** A growing buffer, NUL-terminated, for libcurl's CURLOPT_WRITEFUNCTION = wt_curl_sink. */
+typedef struct wt_buf {
+    char *data;
+    size_t len;
+} wt_buf;
+size_t wt_curl_sink(char *p, size_t size, size_t n, void *ud);
+
 /** Writes `conf` to a temp file. `extra_env` ("NAME=value", NULL-terminated list) may be NULL. */
 void wt_write_conf(wt_server *s, const char *conf);
 /** Starts weft on the config; waits for its "listening on" line. Fails the test on error. */
@@ -65,6 +83,15 @@ double wt_http_many(const wt_server *s, const char *path, int n, long *statuses,
 
 /** Runs `weft ARGS...` to completion; stdout+stderr into out (malloc'd). Returns the exit status. */
 int wt_run(char **out, const char *const *args, const char *const *extra_env);
+
+/** Monotonic milliseconds. */
+double wt_now_ms(void);
+/** A whole file (malloc'd, NUL-terminated); NULL when it cannot be opened. */
+char *wt_read_file(const char *path);
+/** Writes `text` to a temporary file beside `path` and renames it over `path`. */
+void wt_write_file_atomic(const char *path, const char *text);
+/** rm -rf of a directory of ours (/tmp/weft-*); anything else is left alone. */
+void wt_rm_rf(const char *dir);
 
 /** Number of threads of a process (from /proc). */
 int wt_thread_count(pid_t pid);

@@ -9,7 +9,6 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,40 +18,17 @@
 
 #include "base/errors.h"
 #include "base/log.h"
+#include "unit.h"
 
-/* ---- a private temp directory per test (tests run in parallel processes) ---- */
-
-static char tmpdir[256];
-
-/* Messages and their joined text live in statics that teardown frees, so a
- * failed assertion (which longjmps out of the test) leaks nothing. */
-static weft_errors errs;
-static char *msgs_buf;
 static char conf_path[320];
 
 static void tmp_setup(void)
 {
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/weft-unit-config-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
-    snprintf(conf_path, sizeof(conf_path), "%s/weft.conf", tmpdir);
+    wt_unit_setup("config");
+    snprintf(conf_path, sizeof(conf_path), "%s/weft.conf", wt_tmpdir);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void tmp_teardown(void)
-{
-    weft_errors_clear(&errs);
-    free(msgs_buf);
-    msgs_buf = NULL;
-    if (tmpdir[0] != '\0')
-        nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
+static void tmp_teardown(void) { wt_unit_teardown(); }
 
 static const char *write_conf(const char *text)
 {
@@ -63,55 +39,12 @@ static const char *write_conf(const char *text)
     return conf_path;
 }
 
-/* All messages joined, for assertion output. */
-static char *all_msgs(const weft_errors *e)
-{
-    free(msgs_buf);
-    msgs_buf = NULL;
-    size_t n = 1;
-    for (size_t i = 0; i < e->count; i++)
-        n += strlen(e->msgs[i]) + 3;
-    char *s = malloc(n);
-    cr_assert_not_null(s);
-    s[0] = '\0';
-    for (size_t i = 0; i < e->count; i++) {
-        strcat(s, "\n  ");
-        strcat(s, e->msgs[i]);
-    }
-    msgs_buf = s;
-    return s;
-}
-
-/* The first message containing every needle (NULL-terminated list), or NULL. */
-static const char *find_msg(const weft_errors *e, const char *const *needles)
-{
-    for (size_t i = 0; i < e->count; i++) {
-        int all = 1;
-        for (const char *const *n = needles; *n != NULL && all; n++)
-            all = strstr(e->msgs[i], *n) != NULL;
-        if (all)
-            return e->msgs[i];
-    }
-    return NULL;
-}
-
 #define MAX_NEEDLES 5
-
-static void expect_msg(const weft_errors *e, const char *const *needles)
-{
-    if (find_msg(e, needles) == NULL) {
-        char want[512] = "";
-        for (const char *const *n = needles; *n != NULL; n++)
-            snprintf(want + strlen(want), sizeof(want) - strlen(want), " [%s]", *n);
-        char *got = all_msgs(e);
-        cr_assert_fail("no error message contains all of%s; messages:%s", want, got);
-    }
-}
 
 static void expect_msg1(const weft_errors *e, const char *a, const char *b, const char *c)
 {
     const char *needles[] = {a, b, c, NULL};
-    expect_msg(e, needles);
+    wt_expect_msg_v(e, needles);
 }
 
 /* ---- good configs ---- */
@@ -142,11 +75,11 @@ static const char good_conf[] =
 Test(config, good_config_parses, .init = tmp_setup, .fini = tmp_teardown)
 {
     char sub[400];
-    snprintf(sub, sizeof(sub), "%s/plugins", tmpdir);
+    snprintf(sub, sizeof(sub), "%s/plugins", wt_tmpdir);
     cr_assert_eq(mkdir(sub, 0700), 0);
-    weft_config *cfg = weft_config_load(write_conf(good_conf), &errs);
-    cr_assert_not_null(cfg, "good config refused:%s", all_msgs(&errs));
-    cr_assert_eq(errs.count, 0);
+    weft_config *cfg = weft_config_load(write_conf(good_conf), &wt_errs);
+    cr_assert_not_null(cfg, "good config refused:%s", wt_errs_text(&wt_errs));
+    cr_assert_eq(wt_errs.count, 0);
     cr_assert_str_eq(cfg->path, conf_path);
 
     cr_assert_eq(cfg->threads, 3);
@@ -162,7 +95,7 @@ Test(config, good_config_parses, .init = tmp_setup, .fini = tmp_teardown)
 
     /* Relative plugin dirs are relative to the config file, not the cwd. */
     char real_tmp[PATH_MAX], want[PATH_MAX + 32];
-    cr_assert_not_null(realpath(tmpdir, real_tmp));
+    cr_assert_not_null(realpath(wt_tmpdir, real_tmp));
     cr_assert_eq(cfg->n_plugin_dirs, 3);
     snprintf(want, sizeof(want), "%s/plugins", real_tmp);
     cr_assert_str_eq(cfg->plugin_dirs[0], want);
@@ -227,9 +160,9 @@ Test(config, good_config_parses, .init = tmp_setup, .fini = tmp_teardown)
 
 Test(config, defaults, .init = tmp_setup, .fini = tmp_teardown)
 {
-    weft_config *cfg = weft_config_load(write_conf("# nothing but defaults\n"), &errs);
+    weft_config *cfg = weft_config_load(write_conf("# nothing but defaults\n"), &wt_errs);
     cr_assert_not_null(cfg);
-    cr_assert_eq(errs.count, 0);
+    cr_assert_eq(wt_errs.count, 0);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     cr_assert_eq(cfg->threads, ncpu > 0 ? (int)ncpu : 1, "threads defaults to the CPU count");
     cr_assert_eq(cfg->n_listen, 1);
@@ -254,7 +187,7 @@ Test(config, empty_groups_keep_defaults, .init = tmp_setup, .fini = tmp_teardown
     weft_config *cfg = weft_config_load(
         write_conf("limits = {};\nlog = { access_log = \"\"; };\ncoroutine = {};\nblocking = { threshold_ms = 0; };\n"
                    "shutdown = {};\n"),
-        &errs);
+        &wt_errs);
     cr_assert_not_null(cfg);
     cr_assert_eq(cfg->limits.max_body, 1024 * 1024);
     cr_assert_eq(cfg->log.level, WEFT_LOG_INFO);
@@ -271,7 +204,7 @@ Test(config, explicit_default_pool_replaces_implicit_one, .init = tmp_setup, .fi
     weft_config *cfg = weft_config_load(
         write_conf("pools = ( { name = \"default\"; size = 8; queue = 0; } );\n"
                    "routes = ( { path = \"/x\"; plugin = \"hello\"; dispatch = \"pool\"; } );\n"),
-        &errs);
+        &wt_errs);
     cr_assert_not_null(cfg);
     cr_assert_eq(cfg->n_pools, 1, "no second 'default' pool may be added");
     cr_assert_eq(cfg->pools[0].size, 8);
@@ -285,7 +218,7 @@ Test(config, methods_list_exactly, .init = tmp_setup, .fini = tmp_teardown)
     weft_config *cfg = weft_config_load(
         write_conf("routes = ( { path = \"/x\"; plugin = \"hello\"; dispatch = \"reactive\";\n"
                    "  methods = [\"HEAD\", \"PUT\", \"PATCH\", \"OPTIONS\"]; } );\n"),
-        &errs);
+        &wt_errs);
     cr_assert_not_null(cfg);
     cr_assert_eq(cfg->routes[0].methods, WEFT_M_HEAD | WEFT_M_PUT | WEFT_M_PATCH | WEFT_M_OPTIONS);
     weft_config_free(cfg);
@@ -294,20 +227,20 @@ Test(config, methods_list_exactly, .init = tmp_setup, .fini = tmp_teardown)
 Test(config, missing_file_names_file_and_errno, .init = tmp_setup, .fini = tmp_teardown)
 {
     char path[400];
-    snprintf(path, sizeof(path), "%s/does-not-exist.conf", tmpdir);
-    cr_assert_null(weft_config_load(path, &errs));
-    cr_assert_eq(errs.count, 1);
-    expect_msg1(&errs, path, "cannot open config file", strerror(ENOENT));
-    weft_errors_clear(&errs);
+    snprintf(path, sizeof(path), "%s/does-not-exist.conf", wt_tmpdir);
+    cr_assert_null(weft_config_load(path, &wt_errs));
+    cr_assert_eq(wt_errs.count, 1);
+    expect_msg1(&wt_errs, path, "cannot open config file", strerror(ENOENT));
+    weft_errors_clear(&wt_errs);
 }
 
 Test(config, unreadable_directory_as_file, .init = tmp_setup, .fini = tmp_teardown)
 {
     /* A directory opens with fopen on Linux but cannot be read as a config. */
-    cr_assert_null(weft_config_load(tmpdir, &errs));
-    cr_assert_geq(errs.count, 1);
-    cr_assert_not_null(strstr(errs.msgs[0], tmpdir), "message must name the file: %s", errs.msgs[0]);
-    weft_errors_clear(&errs);
+    cr_assert_null(weft_config_load(wt_tmpdir, &wt_errs));
+    cr_assert_geq(wt_errs.count, 1);
+    cr_assert_not_null(strstr(wt_errs.msgs[0], wt_tmpdir), "message must name the file: %s", wt_errs.msgs[0]);
+    weft_errors_clear(&wt_errs);
 }
 
 /* ---- one bad config per kind of error ---- */
@@ -528,18 +461,18 @@ ParameterizedTestParameters(config, bad)
 ParameterizedTest(const size_t *idx, config, bad, .init = tmp_setup, .fini = tmp_teardown)
 {
     const bad_case *c = &bad_cases[*idx];
-    weft_config *cfg = weft_config_load(write_conf(c->conf), &errs);
+    weft_config *cfg = weft_config_load(write_conf(c->conf), &wt_errs);
     cr_assert_null(cfg, "[%s] a bad config was accepted", c->name);
-    cr_assert_geq(errs.count, 1, "[%s] refused without a message", c->name);
+    cr_assert_geq(wt_errs.count, 1, "[%s] refused without a message", c->name);
     const char *needles[MAX_NEEDLES + 1] = {0};
     for (int i = 0; i < MAX_NEEDLES && c->needles[i] != NULL; i++)
         needles[i] = c->needles[i];
-    expect_msg(&errs, needles);
+    wt_expect_msg_v(&wt_errs, needles);
     /* Every message names the config file it is about. */
-    for (size_t i = 0; i < errs.count; i++)
-        cr_expect_not_null(strstr(errs.msgs[i], conf_path), "[%s] message without the file name: %s", c->name,
-                           errs.msgs[i]);
-    weft_errors_clear(&errs);
+    for (size_t i = 0; i < wt_errs.count; i++)
+        cr_expect_not_null(strstr(wt_errs.msgs[i], conf_path), "[%s] message without the file name: %s", c->name,
+                           wt_errs.msgs[i]);
+    weft_errors_clear(&wt_errs);
 }
 
 /* A single mistake yields a single message: no follow-on noise. */
@@ -551,9 +484,10 @@ ParameterizedTestParameters(config, bad_once)
 ParameterizedTest(const size_t *idx, config, bad_once, .init = tmp_setup, .fini = tmp_teardown)
 {
     const bad_case *c = &bad_cases[*idx];
-    cr_assert_null(weft_config_load(write_conf(c->conf), &errs));
-    cr_expect_eq(errs.count, 1, "[%s] expected exactly one message, got %zu:%s", c->name, errs.count, all_msgs(&errs));
-    weft_errors_clear(&errs);
+    cr_assert_null(weft_config_load(write_conf(c->conf), &wt_errs));
+    cr_expect_eq(wt_errs.count, 1, "[%s] expected exactly one message, got %zu:%s", c->name, wt_errs.count,
+                 wt_errs_text(&wt_errs));
+    weft_errors_clear(&wt_errs);
 }
 
 Test(config, several_errors_at_once, .init = tmp_setup, .fini = tmp_teardown)
@@ -570,16 +504,16 @@ Test(config, several_errors_at_once, .init = tmp_setup, .fini = tmp_teardown)
         "  { path = \"/c/{}\"; plugin = \"hello\"; dispatch = \"reactive\"; }\n" /* 9 */
         ");\n"                                                              /* 10 */
         "shutdown = { grace_s = -1; };\n";                                  /* 11 */
-    cr_assert_null(weft_config_load(write_conf(conf), &errs));
-    cr_expect_eq(errs.count, 7, "expected 7 messages, got %zu:%s", errs.count, all_msgs(&errs));
-    expect_msg1(&errs, "weft.conf:1: ", "threads", "got 0");
-    expect_msg1(&errs, "weft.conf:2: ", "listen[0]", "99999");
-    expect_msg1(&errs, "weft.conf:3: ", "top level", "'colour'");
-    expect_msg1(&errs, "weft.conf:7: ", "routes[1]", "'fibers'");
-    expect_msg1(&errs, "weft.conf:8: ", "routes[2].plugin", "is required");
-    expect_msg1(&errs, "weft.conf:9: ", "routes[3]", "'{}'");
-    expect_msg1(&errs, "weft.conf:11: ", "shutdown.grace_s", "got -1");
-    weft_errors_clear(&errs);
+    cr_assert_null(weft_config_load(write_conf(conf), &wt_errs));
+    cr_expect_eq(wt_errs.count, 7, "expected 7 messages, got %zu:%s", wt_errs.count, wt_errs_text(&wt_errs));
+    expect_msg1(&wt_errs, "weft.conf:1: ", "threads", "got 0");
+    expect_msg1(&wt_errs, "weft.conf:2: ", "listen[0]", "99999");
+    expect_msg1(&wt_errs, "weft.conf:3: ", "top level", "'colour'");
+    expect_msg1(&wt_errs, "weft.conf:7: ", "routes[1]", "'fibers'");
+    expect_msg1(&wt_errs, "weft.conf:8: ", "routes[2].plugin", "is required");
+    expect_msg1(&wt_errs, "weft.conf:9: ", "routes[3]", "'{}'");
+    expect_msg1(&wt_errs, "weft.conf:11: ", "shutdown.grace_s", "got -1");
+    weft_errors_clear(&wt_errs);
 }
 
 Test(config, two_routes_missing_dispatch_both_reported, .init = tmp_setup, .fini = tmp_teardown)
@@ -589,11 +523,11 @@ Test(config, two_routes_missing_dispatch_both_reported, .init = tmp_setup, .fini
                                                "  { path = \"/b\"; plugin = \"hello\";\n"
                                                "  }\n"
                                                ");\n"),
-                                    &errs));
-    cr_assert_eq(errs.count, 2);
-    expect_msg1(&errs, "weft.conf:2: ", "routes[0].dispatch", "is required");
-    expect_msg1(&errs, "weft.conf:3: ", "routes[1].dispatch", "is required");
-    weft_errors_clear(&errs);
+                                    &wt_errs));
+    cr_assert_eq(wt_errs.count, 2);
+    expect_msg1(&wt_errs, "weft.conf:2: ", "routes[0].dispatch", "is required");
+    expect_msg1(&wt_errs, "weft.conf:3: ", "routes[1].dispatch", "is required");
+    weft_errors_clear(&wt_errs);
 }
 
 /* ---- helpers exported by config.c ---- */

@@ -1,6 +1,7 @@
 /*
- * Tests for server/module.c (finding, loading and checking plugins) and the
- * plugin-facing half of server/generation.c (entry points, init, options).
+ * Tests for server/plugin/module.c: finding, loading and checking plugins,
+ * and the directories they may come from. (The plugin-facing half of
+ * generation.c, entry points, init and options, is in generation.c.)
  * Fixture plugins come from tests/plugins/, built into WEFT_FIXTURE_DIR.
  */
 #include "plugin/module.h"
@@ -8,7 +9,6 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,84 +20,28 @@
 #include "base/errors.h"
 #include "reload/generation.h"
 #include "request/request.h"
+#include "harness.h"
+#include "unit.h"
 
 static char *fixture_dirs[] = {WEFT_FIXTURE_DIR};
-static char tmpdir[256];
-
-/* Messages and their joined text live in statics that teardown frees, so a
- * failed assertion (which longjmps out of the test) leaks nothing. */
-static weft_errors errs;
-static char *msgs_buf;
 
 static void loader_setup(void)
 {
     /* The developer's environment must not shadow the fixtures. */
     unsetenv("WEFT_PLUGIN_PATH");
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/weft-unit-loader-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
+    wt_unit_setup("loader");
 }
 
 static void loader_teardown(void)
 {
     weft_module_cleanup(); /* the loader's private directory for plugin copies */
-    weft_errors_clear(&errs);
-    free(msgs_buf);
-    msgs_buf = NULL;
-    if (tmpdir[0] != '\0')
-        nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    wt_unit_teardown();
 }
 
 TestSuite(loader, .init = loader_setup, .fini = loader_teardown);
 
-static char *all_msgs(const weft_errors *e)
-{
-    free(msgs_buf);
-    msgs_buf = NULL;
-    size_t n = 1;
-    for (size_t i = 0; i < e->count; i++)
-        n += strlen(e->msgs[i]) + 3;
-    char *s = malloc(n);
-    cr_assert_not_null(s);
-    s[0] = '\0';
-    for (size_t i = 0; i < e->count; i++) {
-        strcat(s, "\n  ");
-        strcat(s, e->msgs[i]);
-    }
-    msgs_buf = s;
-    return s;
-}
-
-/* Asserts that one message contains every needle (NULL-terminated). */
-static void expect_msg_v(const weft_errors *e, const char *const *needles)
-{
-    for (size_t i = 0; i < e->count; i++) {
-        int all = 1;
-        for (const char *const *n = needles; *n != NULL && all; n++)
-            all = strstr(e->msgs[i], *n) != NULL;
-        if (all)
-            return;
-    }
-    char want[1024] = "";
-    for (const char *const *n = needles; *n != NULL; n++)
-        snprintf(want + strlen(want), sizeof(want) - strlen(want), " [%s]", *n);
-    cr_assert_fail("no message contains all of%s; messages:%s", want, all_msgs(e));
-}
-
-#define expect_msg(e, ...) expect_msg_v((e), (const char *const[]){__VA_ARGS__, NULL})
-
-static void expect_no_msg(const weft_errors *e, const char *needle)
-{
-    for (size_t i = 0; i < e->count; i++)
-        cr_assert_null(strstr(e->msgs[i], needle), "unexpected message: %s", e->msgs[i]);
-}
+#define expect_msg wt_expect_msg
+#define expect_no_msg wt_expect_no_msg
 
 static void fixture_path(char *buf, size_t size, const char *name)
 {
@@ -109,27 +53,13 @@ static void expect_refused(const char *name, const char *reason)
 {
     char path[512];
     fixture_path(path, sizeof(path), name);
-    weft_module *m = weft_module_load(name, fixture_dirs, 1, &errs);
+    weft_module *m = weft_module_load(name, fixture_dirs, 1, &wt_errs);
     cr_assert_null(m, "%s was loaded", name);
-    cr_assert_eq(errs.count, 1, "%s: %zu messages:%s", name, errs.count, all_msgs(&errs));
+    cr_assert_eq(wt_errs.count, 1, "%s: %zu messages:%s", name, wt_errs.count, wt_errs_text(&wt_errs));
     char quoted[128];
     snprintf(quoted, sizeof(quoted), "plugin '%s'", name);
-    expect_msg(&errs, quoted, path, reason);
-    weft_errors_clear(&errs);
-}
-
-static void copy_file(const char *from, const char *to)
-{
-    FILE *in = fopen(from, "rb");
-    cr_assert_not_null(in, "%s: %s", from, strerror(errno));
-    FILE *out = fopen(to, "wb");
-    cr_assert_not_null(out, "%s: %s", to, strerror(errno));
-    char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-        cr_assert_eq(fwrite(buf, 1, n, out), n);
-    fclose(in);
-    cr_assert_eq(fclose(out), 0);
+    expect_msg(&wt_errs, quoted, path, reason);
+    weft_errors_clear(&wt_errs);
 }
 
 static void write_text(const char *path, const char *text)
@@ -144,9 +74,9 @@ static void write_text(const char *path, const char *text)
 
 Test(loader, echo_loads)
 {
-    weft_module *m = weft_module_load("echo", fixture_dirs, 1, &errs);
-    cr_assert_not_null(m, "echo refused:%s", all_msgs(&errs));
-    cr_assert_eq(errs.count, 0);
+    weft_module *m = weft_module_load("echo", fixture_dirs, 1, &wt_errs);
+    cr_assert_not_null(m, "echo refused:%s", wt_errs_text(&wt_errs));
+    cr_assert_eq(wt_errs.count, 0);
     cr_assert_str_eq(m->name, "echo");
     cr_assert_str_eq(m->desc.name, "echo");
     char path[512];
@@ -188,45 +118,45 @@ Test(loader, dup_name_refused)
 Test(loader, not_a_shared_object_refused)
 {
     char junk[400];
-    snprintf(junk, sizeof(junk), "%s/junk.so", tmpdir);
+    snprintf(junk, sizeof(junk), "%s/junk.so", wt_tmpdir);
     write_text(junk, "this is not an ELF file\n");
-    char *dirs[] = {tmpdir};
-    cr_assert_null(weft_module_load("junk", dirs, 1, &errs));
-    cr_assert_eq(errs.count, 1);
-    expect_msg(&errs, "plugin 'junk'", junk, "cannot load");
-    weft_errors_clear(&errs);
+    char *dirs[] = {wt_tmpdir};
+    cr_assert_null(weft_module_load("junk", dirs, 1, &wt_errs));
+    cr_assert_eq(wt_errs.count, 1);
+    expect_msg(&wt_errs, "plugin 'junk'", junk, "cannot load");
+    weft_errors_clear(&wt_errs);
 }
 
 Test(loader, directory_named_like_a_plugin_is_not_found)
 {
     char sub[400];
-    snprintf(sub, sizeof(sub), "%s/dir.so", tmpdir);
+    snprintf(sub, sizeof(sub), "%s/dir.so", wt_tmpdir);
     cr_assert_eq(mkdir(sub, 0700), 0);
-    char *dirs[] = {tmpdir};
-    cr_assert_null(weft_module_load("dir", dirs, 1, &errs));
-    expect_msg(&errs, "plugin 'dir'", "dir.so not found");
-    weft_errors_clear(&errs);
+    char *dirs[] = {wt_tmpdir};
+    cr_assert_null(weft_module_load("dir", dirs, 1, &wt_errs));
+    expect_msg(&wt_errs, "plugin 'dir'", "dir.so not found");
+    weft_errors_clear(&wt_errs);
 }
 
 Test(loader, not_found_lists_searched_dirs)
 {
     char *dirs[] = {WEFT_FIXTURE_DIR, "/nonexistent/weft-plugins"};
-    cr_assert_null(weft_module_load("nosuch", dirs, 2, &errs));
-    cr_assert_eq(errs.count, 1);
-    expect_msg(&errs, "plugin 'nosuch'", "nosuch.so not found", WEFT_FIXTURE_DIR, "/nonexistent/weft-plugins");
-    weft_errors_clear(&errs);
+    cr_assert_null(weft_module_load("nosuch", dirs, 2, &wt_errs));
+    cr_assert_eq(wt_errs.count, 1);
+    expect_msg(&wt_errs, "plugin 'nosuch'", "nosuch.so not found", WEFT_FIXTURE_DIR, "/nonexistent/weft-plugins");
+    weft_errors_clear(&wt_errs);
 
-    setenv("WEFT_PLUGIN_PATH", tmpdir, 1);
-    cr_assert_null(weft_module_load("nosuch", dirs, 2, &errs));
-    expect_msg(&errs, "nosuch.so not found", tmpdir, WEFT_FIXTURE_DIR);
-    weft_errors_clear(&errs);
+    setenv("WEFT_PLUGIN_PATH", wt_tmpdir, 1);
+    cr_assert_null(weft_module_load("nosuch", dirs, 2, &wt_errs));
+    expect_msg(&wt_errs, "nosuch.so not found", wt_tmpdir, WEFT_FIXTURE_DIR);
+    weft_errors_clear(&wt_errs);
 }
 
 Test(loader, not_found_without_any_dirs)
 {
-    cr_assert_null(weft_module_load("echo", NULL, 0, &errs));
-    expect_msg(&errs, "plugin 'echo'", "not found", "WEFT_PLUGIN_PATH");
-    weft_errors_clear(&errs);
+    cr_assert_null(weft_module_load("echo", NULL, 0, &wt_errs));
+    expect_msg(&wt_errs, "plugin 'echo'", "not found", "WEFT_PLUGIN_PATH");
+    weft_errors_clear(&wt_errs);
 }
 
 Test(loader, invalid_names_refused_before_any_lookup)
@@ -234,30 +164,30 @@ Test(loader, invalid_names_refused_before_any_lookup)
     static const char *const bad[] = {"../x", "../echo", "a/b", "/etc/passwd", "", ".hidden", "Echo", "-x", "e cho"};
     /* "../echo" would even exist relative to a plugin dir's subfolder: never look. */
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        cr_assert_null(weft_module_load(bad[i], fixture_dirs, 1, &errs), "'%s' loaded", bad[i]);
+        cr_assert_null(weft_module_load(bad[i], fixture_dirs, 1, &wt_errs), "'%s' loaded", bad[i]);
         char quoted[64];
         snprintf(quoted, sizeof(quoted), "plugin '%s'", bad[i]);
-        expect_msg(&errs, quoted, "invalid plugin name");
-        weft_errors_clear(&errs);
+        expect_msg(&wt_errs, quoted, "invalid plugin name");
+        weft_errors_clear(&wt_errs);
     }
 }
 
 Test(loader, plugin_path_env_searched_first)
 {
     char copy[400], from[512];
-    snprintf(copy, sizeof(copy), "%s/echo.so", tmpdir);
+    snprintf(copy, sizeof(copy), "%s/echo.so", wt_tmpdir);
     fixture_path(from, sizeof(from), "echo");
-    copy_file(from, copy);
+    wt_copy_file(from, copy);
     char env[800];
-    snprintf(env, sizeof(env), "/nonexistent/a::%s", tmpdir); /* an empty entry is skipped */
+    snprintf(env, sizeof(env), "/nonexistent/a::%s", wt_tmpdir); /* an empty entry is skipped */
     setenv("WEFT_PLUGIN_PATH", env, 1);
 
     char found[4096];
     cr_assert_eq(weft_module_find("echo", fixture_dirs, 1, found, sizeof(found)), 0);
     cr_assert_str_eq(found, copy);
 
-    weft_module *m = weft_module_load("echo", fixture_dirs, 1, &errs);
-    cr_assert_not_null(m, "%s", all_msgs(&errs));
+    weft_module *m = weft_module_load("echo", fixture_dirs, 1, &wt_errs);
+    cr_assert_not_null(m, "%s", wt_errs_text(&wt_errs));
     cr_assert_str_eq(m->path, copy, "WEFT_PLUGIN_PATH must win over plugin_dirs");
     weft_module_release(m);
 
@@ -270,12 +200,12 @@ Test(loader, env_junk_shadows_dirs)
 {
     /* Proof of order from the failure side: a broken echo.so in the env dir is what gets loaded. */
     char junk[400];
-    snprintf(junk, sizeof(junk), "%s/echo.so", tmpdir);
+    snprintf(junk, sizeof(junk), "%s/echo.so", wt_tmpdir);
     write_text(junk, "garbage");
-    setenv("WEFT_PLUGIN_PATH", tmpdir, 1);
-    cr_assert_null(weft_module_load("echo", fixture_dirs, 1, &errs));
-    expect_msg(&errs, junk, "cannot load");
-    weft_errors_clear(&errs);
+    setenv("WEFT_PLUGIN_PATH", wt_tmpdir, 1);
+    cr_assert_null(weft_module_load("echo", fixture_dirs, 1, &wt_errs));
+    expect_msg(&wt_errs, junk, "cannot load");
+    weft_errors_clear(&wt_errs);
 }
 
 Test(loader, find_respects_buffer_size)
@@ -414,192 +344,127 @@ Test(loader, descriptor_check_small_why_buffer)
     cr_assert_lt(strlen(why), sizeof(why));
 }
 
-/* ---- generation: entry points, init and options ---- */
 
-static char conf_path[400];
+/* ---- `weft -t`: plugin names are never paths, plugin directories must be safe ---- */
 
-static weft_config *load_conf(const char *routes)
+static int check_conf(const char *text, char **out)
 {
-    snprintf(conf_path, sizeof(conf_path), "%s/weft.conf", tmpdir);
-    FILE *f = fopen(conf_path, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "plugin_dirs = [ \"%s\" ];\n" /* 1 */
-               "routes = (\n"                 /* 2 */
-               "%s"                           /* 3... */
-               ");\n",
-            WEFT_FIXTURE_DIR, routes);
-    cr_assert_eq(fclose(f), 0);
-    weft_config *cfg = weft_config_load(conf_path, &errs);
-    cr_assert_not_null(cfg, "config refused:%s", all_msgs(&errs));
-    return cfg;
+    wt_server s = {0};
+    wt_write_conf(&s, text);
+    const char *args[] = {"-t", "-c", s.conf, NULL};
+    int rc = wt_run(out, args, NULL);
+    unlink(s.conf);
+    rmdir(s.dir);
+    return rc;
 }
 
-/* Builds (check only: no worker threads) and expects failure. */
-static void build_fails(weft_config *cfg, weft_errors *e)
+Test(loader, plugin_names_are_never_paths)
 {
-    weft_generation *g = weft_generation_build(cfg, 1, 1, e);
-    cr_assert_null(g, "generation built despite errors");
-    cr_assert_geq(e->count, 1);
-    weft_config_free(cfg); /* still ours after a failure */
+    static const char *const names[] = {"../x", "/tmp/x", "x/../../y", "..", "hello.so", "./hello", "Hello",
+                                        "hello\\n", ""};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char text[512], *out;
+        snprintf(text, sizeof(text),
+                 "listen = [\"127.0.0.1:0\"];\nadmin = false;\n"
+                 "routes = ({ path = \"/x\"; plugin = \"%s\"; dispatch = \"reactive\"; });\n",
+                 names[i]);
+        int rc = check_conf(text, &out);
+        cr_assert_eq(rc, 1, "plugin = \"%s\": exit %d\n%s", names[i], rc, out);
+        cr_assert(strstr(out, ":3:") != NULL, "plugin = \"%s\": no line in %s", names[i], out);
+        cr_assert(strstr(out, "no paths") != NULL || strstr(out, "plugin name") != NULL, "plugin = \"%s\": %s",
+                  names[i], out);
+        free(out);
+    }
 }
 
-Test(loader, init_failure_reported_with_config_line)
+/* Copies a plugin into dir/name with the given mode; returns the path (static). */
+static char *install_copy(const char *from, const char *dir, const char *name, mode_t mode)
 {
-    weft_config *cfg = load_conf("  { path = \"/ok\"; plugin = \"echo\"; dispatch = \"reactive\"; },\n" /* 3 */
-                                 "  { path = \"/db\"; plugin = \"init_fails\";\n"                    /* 4 */
-                                 "    dispatch = \"pool\"; }\n");                                    /* 5 */
-    build_fails(cfg, &errs);
-    cr_assert_eq(errs.count, 1, "%s", all_msgs(&errs));
-    expect_msg(&errs, "weft.conf:4: ", "/db", "init_fails", "database password missing");
-    weft_errors_clear(&errs);
+    static char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    wt_copy_file(from, path);
+    chmod(path, mode);
+    return path;
 }
 
-Test(loader, unread_option_reported)
+/*
+ * A plugin directory that others (or the group) can write to is refused: in
+ * it, anyone could put code into the server. So is a .so writable by others,
+ * and so is a link from a safe directory to a file in an unsafe one. The
+ * plugin is named "wwtest" (a copy of hello.so), which no directory in
+ * WEFT_PLUGIN_PATH holds, so the configured directory is the one searched.
+ */
+Test(loader, unsafe_plugin_directories_are_refused)
 {
-    weft_config *cfg = load_conf("  { path = \"/e/{id}\"; plugin = \"echo\"; dispatch = \"coroutine\";\n" /* 3 */
-                                 "    options = {\n"                                                     /* 4 */
-                                 "      prefix = \">\";\n"                                               /* 5 */
-                                 "      colour = \"red\";\n"                                             /* 6 */
-                                 "    }; }\n");                                                          /* 7 */
-    build_fails(cfg, &errs);
-    cr_assert_eq(errs.count, 1, "%s", all_msgs(&errs));
-    expect_msg(&errs, "weft.conf:6: ", "/e/{id}", "'colour' is not an option of plugin 'echo'");
-    expect_no_msg(&errs, "'prefix'");
-    weft_errors_clear(&errs);
-}
+    char base[] = "/tmp/weft-ww-XXXXXX";
+    cr_assert_not_null(mkdtemp(base));
+    chmod(base, 0755);
+    char hello[512];
+    snprintf(hello, sizeof(hello), "%s/hello.so", WEFT_PLUGIN_DIR);
 
-Test(loader, wrong_option_type_reported)
-{
-    weft_config *cfg = load_conf("  { path = \"/e\"; plugin = \"echo\"; dispatch = \"reactive\";\n" /* 3 */
-                                 "    options = { param = \"name\";\n"                         /* 4 */
-                                 "                prefix = 5; }; }\n");                        /* 5 */
-    build_fails(cfg, &errs);
-    cr_assert_eq(errs.count, 1, "%s", all_msgs(&errs));
-    expect_msg(&errs, "weft.conf:5: ", "/e", "option 'prefix' of plugin 'echo' must be a string");
-    weft_errors_clear(&errs);
-}
+    static const struct {
+        const char *dir;
+        mode_t dir_mode, file_mode;
+        const char *via; /* plugin_dirs entry, relative to base ("" = the dir itself) */
+        const char *why;
+    } cases[] = {
+        {"ww", 0777, 0644, "ww", "writable by others"},
+        {"sticky", 01777, 0644, "sticky", "writable by others"},
+        {"gw", 0775, 0644, "gw", "writable by its group"},
+        {"filew", 0755, 0666, "filew", "writable by others"},
+        {"ww2", 0777, 0644, "safe/../ww2", "writable by others"}, /* a '..' in plugin_dirs changes nothing */
+    };
+    char safe[300];
+    snprintf(safe, sizeof(safe), "%s/safe", base);
+    cr_assert_eq(mkdir(safe, 0755), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char dir[300];
+        snprintf(dir, sizeof(dir), "%s/%s", base, cases[i].dir);
+        cr_assert_eq(mkdir(dir, 0755), 0, "%s: %s", dir, strerror(errno));
+        install_copy(hello, dir, "wwtest.so", cases[i].file_mode);
+        chmod(dir, cases[i].dir_mode);
+        char text[1024], *out;
+        snprintf(text, sizeof(text),
+                 "listen = [\"127.0.0.1:0\"];\nadmin = false;\nplugin_dirs = [\"%s/%s\"];\n"
+                 "routes = ({ path = \"/x\"; plugin = \"wwtest\"; dispatch = \"reactive\"; });\n",
+                 base, cases[i].via);
+        int rc = check_conf(text, &out);
+        cr_assert_eq(rc, 1, "%s: exit %d\n%s", cases[i].dir, rc, out);
+        cr_assert(strstr(out, "refused") != NULL && strstr(out, cases[i].why) != NULL, "%s: want '%s' in:\n%s",
+                  cases[i].dir, cases[i].why, out);
+        free(out);
+    }
 
-Test(loader, reactive_route_needs_handle_async)
-{
-    /* init_fails has only handle(): refused before its init could run. */
-    weft_config *cfg = load_conf("  { path = \"/r\"; plugin = \"init_fails\"; dispatch = \"reactive\"; }\n"); /* 3 */
-    build_fails(cfg, &errs);
-    cr_assert_eq(errs.count, 1, "%s", all_msgs(&errs));
-    expect_msg(&errs, "weft.conf:3: ", "/r", "plugin 'init_fails' has no handle_async", "reactive");
-    expect_no_msg(&errs, "database password missing");
-    weft_errors_clear(&errs);
-}
+    /* Control: the same copy in a safe directory passes the permission checks
+     * and fails only on its descriptor's name (it is hello.so inside). */
+    install_copy(hello, safe, "wwtest.so", 0644);
+    char text[1024], *out;
+    snprintf(text, sizeof(text),
+             "listen = [\"127.0.0.1:0\"];\nadmin = false;\nplugin_dirs = [\"%s\"];\n"
+             "routes = ({ path = \"/x\"; plugin = \"wwtest\"; dispatch = \"reactive\"; });\n",
+             safe);
+    int rc = check_conf(text, &out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "declares the name 'hello'") != NULL && strstr(out, "writable") == NULL, "%s", out);
+    free(out);
 
-Test(loader, refused_plugins_named_with_their_routes)
-{
-    weft_config *cfg = load_conf("  { path = \"/a\"; plugin = \"wrong_abi\"; dispatch = \"pool\"; },\n"   /* 3 */
-                                 "  { path = \"/b\"; plugin = \"dup_name\"; dispatch = \"pool\"; },\n"    /* 4 */
-                                 "  { path = \"/c\"; plugin = \"nosuch\"; dispatch = \"pool\"; },\n"      /* 5 */
-                                 "  { path = \"/d\"; plugin = \"no_descriptor\"; dispatch = \"pool\"; }\n"); /* 6 */
-    build_fails(cfg, &errs);
-    expect_msg(&errs, "wrong_abi", "ABI");
-    expect_msg(&errs, "weft.conf:3: ", "route /a", "could not be loaded");
-    expect_msg(&errs, "weft.conf:4: ", "route /b", "could not be loaded");
-    expect_msg(&errs, "weft.conf:5: ", "route /c", "could not be loaded");
-    expect_msg(&errs, "weft.conf:6: ", "route /d", "could not be loaded");
-    cr_assert_eq(errs.count, 8, "one reason and one route line per plugin:%s", all_msgs(&errs));
-    weft_errors_clear(&errs);
-}
-
-Test(loader, duplicate_route_names_the_first_line)
-{
-    weft_config *cfg = load_conf("  { path = \"/x\"; plugin = \"echo\"; dispatch = \"reactive\"; },\n"  /* 3 */
-                                 "  { path = \"/x\"; methods = [\"GET\"];\n"                          /* 4 */
-                                 "    plugin = \"echo\"; dispatch = \"reactive\"; }\n");              /* 5 */
-    build_fails(cfg, &errs);
-    cr_assert_eq(errs.count, 1, "%s", all_msgs(&errs));
-    expect_msg(&errs, "weft.conf:4: ", "already routed", "by the route at line 3");
-    weft_errors_clear(&errs);
-}
-
-Test(loader, duplicate_of_a_failed_route_names_the_first_line)
-{
-    /* The first route's plugin cannot be loaded; the duplicate must still
-     * point at line 3, not at itself. */
-    weft_config *cfg = load_conf("  { path = \"/x\"; plugin = \"nosuch\"; dispatch = \"reactive\"; },\n" /* 3 */
-                                 "  { path = \"/x\"; plugin = \"echo\"; dispatch = \"reactive\"; }\n");   /* 4 */
-    build_fails(cfg, &errs);
-    expect_msg(&errs, "weft.conf:4: ", "already routed", "by the route at line 3");
-    weft_errors_clear(&errs);
-}
-
-Test(loader, good_generation_builds_and_releases)
-{
-    weft_config *cfg = load_conf("  { path = \"/e/{name}\"; plugin = \"echo\"; dispatch = \"reactive\";\n" /* 3 */
-                                 "    options = { param = \"name\"; prefix = \"> \"; }; },\n"             /* 4 */
-                                 "  { path = \"/f\"; methods = [\"POST\"]; plugin = \"echo\"; dispatch = \"coroutine\"; }\n");
-    weft_generation *g = weft_generation_build(cfg, 7, 1, &errs);
-    cr_assert_not_null(g, "%s", all_msgs(&errs));
-    cr_assert_eq(errs.count, 0);
-    cr_assert_eq(g->id, 7);
-    cr_assert_eq(g->n_routes, 2);
-    cr_assert_eq(g->n_modules, 1, "one module shared by both routes");
-    cr_assert_eq(g->routes[0].module, g->routes[1].module);
-    cr_assert(g->routes[0].initialised);
-    cr_assert_not_null(g->routes[0].state);
-    cr_assert_not_null(strstr(g->routes[0].label, "echo"));
-    weft_match m;
-    weft_router_match(g->router, "/e/abc", 6, WEFT_M_GET, &m);
-    cr_assert_eq(m.status, 200);
-    cr_assert_eq(m.route, &g->routes[0]);
-    weft_router_match(g->router, "/f", 2, WEFT_M_GET, &m);
-    cr_assert_eq(m.status, 405);
-    weft_generation_release(g); /* runs fini, unloads, frees cfg */
-}
-
-/* The echo fixture answers through the host table exactly as documented. */
-static void run_echo(int (*handler)(weft_req *, void *), void *state, const char *query, const char *want_body,
-                     int want_status)
-{
-    weft_req *r = weft_req_new();
-    cr_assert_not_null(r);
-    weft_kv headers[] = {{"X-Test", "T1"}};
-    r->method = "POST";
-    r->path = "/e/abc";
-    r->query = query;
-    r->headers = headers;
-    r->n_headers = query != NULL ? 1 : 0;
-    r->params[0] = (weft_kv){"name", "abc"};
-    r->n_params = 1;
-    r->body = "pay\nload";
-    r->body_len = 8;
-    cr_assert_eq(handler(r, state), WEFT_OK);
-    cr_assert_eq(r->status, want_status);
-    cr_assert_eq(r->n_res_headers, 1);
-    cr_assert_str_eq(r->res_headers[0].name, "content-type");
-    cr_assert_str_eq(r->res_headers[0].value, "text/plain");
-    cr_assert_eq(r->res_len, strlen(want_body), "body:\n%.*s", (int)r->res_len, r->res_body);
-    cr_assert_eq(memcmp(r->res_body, want_body, r->res_len), 0, "body:\n%.*s", (int)r->res_len, r->res_body);
-    weft_req_free(r);
-}
-
-Test(loader, echo_fixture_answers)
-{
-    weft_config *cfg = load_conf("  { path = \"/e/{name}\"; plugin = \"echo\"; dispatch = \"reactive\";\n"
-                                 "    options = { param = \"name\"; prefix = \"> \"; }; },\n"
-                                 "  { path = \"/d/{id}\"; plugin = \"echo\"; dispatch = \"pool\"; }\n");
-    weft_generation *g = weft_generation_build(cfg, 1, 1, &errs);
-    cr_assert_not_null(g, "%s", all_msgs(&errs));
-    const weft_route *custom = &g->routes[0], *plain = &g->routes[1];
-    const weft_plugin *d = &custom->module->desc;
-    run_echo(d->handle, custom->state, "q=hi+there&status=201",
-             "> method=POST\n"
-             "> path=/e/abc\n"
-             "> param.name=abc\n"
-             "> query.q=hi there\n"
-             "> header.x-test=T1\n"
-             "> body=pay\nload\n",
-             201);
-    run_echo(d->handle_async, custom->state, "q=x", /* same answer from the reactive entry point */
-             "> method=POST\n> path=/e/abc\n> param.name=abc\n> query.q=x\n> header.x-test=T1\n> body=pay\nload\n",
-             200);
-    /* Defaults: param "id" (absent here), no prefix, no query, no header. */
-    run_echo(d->handle, plain->state, NULL,
-             "method=POST\npath=/e/abc\nparam.id=(none)\nquery.q=(none)\nheader.x-test=(none)\nbody=pay\nload\n", 200);
-    weft_generation_release(g);
+    /* A symbolic link in a safe directory to a .so in an unsafe one: whoever
+     * can write the unsafe directory decides what the link loads. */
+    char link_dir[300], target[600], link[600];
+    snprintf(link_dir, sizeof(link_dir), "%s/links", base);
+    cr_assert_eq(mkdir(link_dir, 0755), 0);
+    snprintf(target, sizeof(target), "%s/ww/wwtest.so", base);
+    snprintf(link, sizeof(link), "%s/wwtest.so", link_dir);
+    cr_assert_eq(symlink(target, link), 0, "%s", strerror(errno));
+    snprintf(text, sizeof(text),
+             "listen = [\"127.0.0.1:0\"];\nadmin = false;\nplugin_dirs = [\"%s\"];\n"
+             "routes = ({ path = \"/x\"; plugin = \"wwtest\"; dispatch = \"reactive\"; });\n",
+             link_dir);
+    rc = check_conf(text, &out);
+    int refused = rc == 1 && strstr(out, "writable by others") != NULL;
+    char *copy = strdup(out);
+    free(out);
+    wt_rm_rf(base);
+    cr_assert(refused, "a link into a world-writable directory was not refused (exit %d):\n%s", rc, copy);
+    free(copy);
 }

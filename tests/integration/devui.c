@@ -1,0 +1,241 @@
+/*
+ * The Dev UI of `weft dev` in headless Chromium: the rendered DOM, a
+ * screenshot, and a real click on the reload button driven through
+ * chromedriver (support/webdriver.h).
+ *
+ * Artifacts (screenshots, the dumped DOM) go to <build>/artifacts/, derived
+ * from WEFT_BIN (<build>/server/weft), or to $WEFT_TEST_ARTIFACTS.
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "devserver.h"
+#include "harness.h"
+#include "spawn.h"
+#include "webdriver.h"
+
+static wt_server dev; /* `weft dev` */
+static wt_wd driver;  /* chromedriver */
+static char tmp[128]; /* the test's private directory */
+
+static void setup(void)
+{
+    umask(022); /* the loader refuses group-writable plugins */
+    wt_dev_tmpdir(tmp, sizeof(tmp));
+}
+
+static void teardown(void)
+{
+    wt_wd_stop(&driver);
+    wt_stop_expect_0(&dev, "weft dev");
+    wt_rm_rf(tmp);
+}
+
+TestSuite(devui, .init = setup, .fini = teardown, .timeout = 300);
+
+static int in_path(const char *prog, char *out, size_t size)
+{
+    const char *path = getenv("PATH");
+    char *copy = strdup(path != NULL ? path : "/usr/bin:/bin");
+    int found = 0;
+    char *save = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d != NULL && !found; d = strtok_r(NULL, ":", &save)) {
+        snprintf(out, size, "%s/%s", d, prog);
+        found = access(out, X_OK) == 0;
+    }
+    free(copy);
+    return found;
+}
+
+static void artifact_path(const char *name, char *out, size_t size)
+{
+    char dir[512];
+    const char *env = getenv("WEFT_TEST_ARTIFACTS");
+    if (env != NULL && *env) {
+        snprintf(dir, sizeof(dir), "%s", env);
+    } else {
+        /* WEFT_BIN is <build>/server/weft */
+        snprintf(dir, sizeof(dir), "%s", WEFT_BIN);
+        for (int i = 0; i < 2; i++) {
+            char *slash = strrchr(dir, '/');
+            cr_assert_not_null(slash, "cannot derive the build directory from %s", WEFT_BIN);
+            *slash = '\0';
+        }
+        strcat(dir, "/artifacts");
+    }
+    cr_assert(mkdir(dir, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", dir, strerror(errno));
+    snprintf(out, size, "%s/%s", dir, name);
+}
+
+/* Chromium writes its profile, cache and crash data under tmp, never in $HOME. */
+static const char *const *browser_env(void)
+{
+    static char home[200], cfg[220], cache[220];
+    static const char *set[4];
+    snprintf(home, sizeof(home), "HOME=%s/browser-home", tmp);
+    snprintf(cfg, sizeof(cfg), "XDG_CONFIG_HOME=%s/browser-home/.config", tmp);
+    snprintf(cache, sizeof(cache), "XDG_CACHE_HOME=%s/browser-home/.cache", tmp);
+    char dir[200];
+    snprintf(dir, sizeof(dir), "%s/browser-home", tmp);
+    mkdir(dir, 0700);
+    set[0] = home;
+    set[1] = cfg;
+    set[2] = cache;
+    set[3] = NULL;
+    return set;
+}
+
+#define CHROMIUM_FLAGS                                                                                                \
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",                       \
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"
+
+/* Checks the PNG signature and that IHDR says width x height (height 0: any). */
+static void assert_png(const char *path, unsigned width, unsigned height)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "no screenshot at %s", path);
+    unsigned char h[24];
+    size_t n = fread(h, 1, sizeof(h), f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    cr_assert_eq(n, sizeof(h), "%s is truncated", path);
+    cr_assert(memcmp(h, "\x89PNG\r\n\x1a\n", 8) == 0 && memcmp(h + 12, "IHDR", 4) == 0, "%s is not a PNG", path);
+    unsigned w = (unsigned)h[16] << 24 | (unsigned)h[17] << 16 | (unsigned)h[18] << 8 | h[19];
+    unsigned hh = (unsigned)h[20] << 24 | (unsigned)h[21] << 16 | (unsigned)h[22] << 8 | h[23];
+    cr_assert(w == width && (height == 0 ? hh >= 300 : hh == height), "%s is %ux%u, want %ux%u", path, w, hh, width,
+              height);
+    cr_assert_gt(size, 5000, "%s is %ld bytes: a blank page?", path, size);
+}
+
+Test(devui, dev_ui_renders_and_its_reload_button_works_in_chromium)
+{
+    char chromium[512], driver_bin[512];
+    cr_assert(in_path("chromium", chromium, sizeof(chromium)),
+              "chromium is not installed (not in PATH): this test needs Debian's chromium and chromium-driver "
+              "packages (packaging/install-deps.sh test)");
+    cr_assert(in_path("chromedriver", driver_bin, sizeof(driver_bin)),
+              "chromedriver is not installed (not in PATH): this test needs Debian's chromium-driver package "
+              "(packaging/install-deps.sh test)");
+    wt_dev_project("devui", tmp);
+    wt_dev_start(&dev, tmp, tmp, NULL);
+    wt_resp r;
+    wt_get(&dev, "/devui", &r); /* something for the stats */
+    cr_assert_eq(r.status, 200);
+    wt_resp_free(&r);
+
+    char url[128], profile[300], dom_path[300];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/dev", dev.admin_port);
+
+    /* 1. the rendered DOM has the routes table with the plugin's routes */
+    snprintf(profile, sizeof(profile), "--user-data-dir=%s/profile-dom", tmp);
+    snprintf(dom_path, sizeof(dom_path), "%s/dom.html", tmp);
+    const char *dump[] = {chromium, CHROMIUM_FLAGS, profile, "--dump-dom", url, NULL};
+    char blog[300];
+    snprintf(blog, sizeof(blog), "%s/chromium.log", tmp);
+    int timed_out;
+    char **env = wt_dev_env(browser_env());
+    int rc = wt_wait(wt_spawn(chromium, dump, env, dom_path, blog, WT_SPAWN_GROUP), 120000, WT_SPAWN_GROUP,
+                     &timed_out);
+    char *dom = wt_read_file(dom_path);
+    char *blog_text = wt_read_file(blog);
+    cr_assert(!timed_out && rc == 0, "chromium --dump-dom: exit %d%s:\n%s", rc, timed_out ? " (timed out)" : "",
+              blog_text);
+    free(blog_text);
+    cr_assert_not_null(dom);
+    char art[600];
+    artifact_path("devui.html", art, sizeof(art));
+    wt_write_file_atomic(art, dom);
+    const char *table = strstr(dom, "<table id=\"routes\">");
+    cr_assert_not_null(table, "no routes table in the DOM:\n%s", dom);
+    const char *end = strstr(table, "</table>");
+    cr_assert_not_null(end);
+    char *routes = strndup(table, (size_t)(end - table));
+    cr_assert(strstr(routes, "<td>/devui</td><td>devui</td>") != NULL, "the route /devui is listed:\n%s", routes);
+    cr_assert(strstr(routes, "<td>/devui/reactive</td><td>devui</td>") != NULL, "and /devui/reactive:\n%s", routes);
+    cr_assert(strstr(routes, "<td>coroutine</td>") != NULL && strstr(routes, "<td>reactive</td>") != NULL,
+              "with their policies:\n%s", routes);
+    free(routes);
+    cr_assert(strstr(dom, "<button id=\"reload\"") != NULL, "a reload button:\n%s", dom);
+    free(dom);
+
+    /* 2. a screenshot, kept as an artifact */
+    char shot[600], shot_arg[700];
+    artifact_path("devui.png", shot, sizeof(shot));
+    unlink(shot);
+    snprintf(shot_arg, sizeof(shot_arg), "--screenshot=%s", shot);
+    snprintf(profile, sizeof(profile), "--user-data-dir=%s/profile-shot", tmp);
+    const char *snap[] = {chromium, CHROMIUM_FLAGS, profile, shot_arg, "--window-size=1200,900", url, NULL};
+    rc = wt_wait(wt_spawn(chromium, snap, env, NULL, blog, WT_SPAWN_GROUP), 120000, WT_SPAWN_GROUP, &timed_out);
+    blog_text = wt_read_file(blog);
+    cr_assert(!timed_out && rc == 0, "chromium --screenshot: exit %d%s:\n%s", rc, timed_out ? " (timed out)" : "",
+              blog_text);
+    free(blog_text);
+    assert_png(shot, 1200, 900);
+    cr_log_info("Dev UI screenshot: %s", shot);
+
+    /* 3. click the reload button in a real browser, through WebDriver */
+    char dlog[300];
+    snprintf(dlog, sizeof(dlog), "%s/chromedriver.log", tmp);
+    wt_wd_start(&driver, driver_bin, env, dlog);
+    free(env);
+    char caps[2048];
+    snprintf(caps, sizeof(caps),
+             "{\"capabilities\":{\"alwaysMatch\":{\"browserName\":\"chrome\",\"goog:chromeOptions\":{"
+             "\"binary\":\"%s\",\"args\":[\"--headless\",\"--no-sandbox\",\"--disable-gpu\","
+             "\"--disable-dev-shm-usage\",\"--no-first-run\",\"--disable-background-networking\","
+             "\"--disable-component-update\",\"--disable-sync\",\"--window-size=1200,900\","
+             "\"--user-data-dir=%s/profile-wd\"]}}}}",
+             chromium, tmp);
+    char *resp = wt_wd_cmd(&driver, "POST", "/session", caps);
+    char *session = wt_wd_string(resp, "sessionId");
+    free(resp);
+    char path[300], json[300];
+    snprintf(path, sizeof(path), "/session/%s/url", session);
+    snprintf(json, sizeof(json), "{\"url\":\"%s\"}", url);
+    free(wt_wd_cmd(&driver, "POST", path, json));
+
+    char *st = wt_admin_get(&dev, "/status");
+    long before = wt_reloads_ok(st);
+    free(st);
+    char *button = wt_wd_find(&driver, session, "#reload");
+    snprintf(path, sizeof(path), "/session/%s/element/%s/click", session, button);
+    free(button);
+    free(wt_wd_cmd(&driver, "POST", path, "{}"));
+    wt_wd_wait_text(&driver, session, "#reload-status", "reload requested", 30000);
+
+    /* the click reached the server: a reload ran, and the page's poller shows its outcome */
+    double t0 = wt_now_ms();
+    long after = before;
+    while (after <= before && wt_now_ms() - t0 < 15000) {
+        st = wt_admin_get(&dev, "/status");
+        after = wt_reloads_ok(st);
+        free(st);
+        if (after <= before)
+            usleep(100000);
+    }
+    cr_assert_gt(after, before, "reloads.ok went from %ld to %ld after the click", before, after);
+    st = wt_admin_get(&dev, "/status");
+    cr_assert(strstr(st, "(admin /reload)") != NULL, "the reload came through admin /reload:\n%s", st);
+    free(st);
+    wt_wd_wait_text(&driver, session, "#last-reload", "ok: ", 30000);
+
+    artifact_path("devui-after-reload.png", shot, sizeof(shot));
+    wt_wd_screenshot(&driver, session, shot);
+    assert_png(shot, 1200, 0); /* the viewport: the window less what headless Chromium reserves */
+
+    snprintf(path, sizeof(path), "/session/%s", session);
+    free(wt_wd_cmd(&driver, "DELETE", path, NULL));
+    free(session);
+
+    int code = wt_stop(&dev);
+    char *log = wt_read_log(&dev);
+    cr_assert_eq(code, 0, "weft dev exited %d on SIGTERM:\n%s", code, log);
+    free(log);
+}
