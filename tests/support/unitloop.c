@@ -1,0 +1,220 @@
+#include "unitloop.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dispatch.h"
+#include "dispatch/workpool.h"
+#include "harness.h"
+
+static h2o_globalconf_t globalconf;
+static h2o_hostconf_t *no_hosts[1];
+static int loops_started;
+
+void wt_loops_hook(const weft_loop_hook *hook) { weft_loop_add_hook(hook); }
+
+void wt_loops_start(int n)
+{
+    h2o_config_init(&globalconf);
+    /* h2o wants a host on every context, even one that never accepts. */
+    h2o_config_register_host(&globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    weft_dispatch_attach(64 * 1024);
+    weft_loops_conf conf = {.h2o = &globalconf, .main_hosts = no_hosts, .admin_hosts = no_hosts, .admin_fd = -1,
+                            .fds = NULL, .n_listen = 0, .tls = NULL, .max_connections = 100};
+    cr_assert_eq(weft_loops_start(n, &conf), 0, "cannot start %d loops", n);
+    loops_started = 1;
+}
+
+void wt_loops_stop(void)
+{
+    if (!loops_started)
+        return;
+    loops_started = 0;
+    weft_loops_stop(10);
+    cr_assert_eq(weft_loops_join(), 0, "a loop abandoned requests at its deadline");
+    weft_loops_free();
+    h2o_config_dispose(&globalconf);
+}
+
+typedef struct call_msg {
+    weft_msg m;
+    void (*fn)(void *arg);
+    void *arg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ran;
+} call_msg;
+
+static void on_call(weft_msg *m)
+{
+    call_msg *c = H2O_STRUCT_FROM_MEMBER(call_msg, m, m);
+    c->fn(c->arg);
+    pthread_mutex_lock(&c->mu);
+    c->ran = 1;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void wt_on_loop(int i, void (*fn)(void *arg), void *arg)
+{
+    call_msg c = {.fn = fn, .arg = arg};
+    pthread_mutex_init(&c.mu, NULL);
+    pthread_cond_init(&c.cv, NULL);
+    weft_loop_post(weft_loop_at(i), &c.m, on_call);
+    pthread_mutex_lock(&c.mu);
+    while (!c.ran)
+        pthread_cond_wait(&c.cv, &c.mu);
+    pthread_mutex_unlock(&c.mu);
+    pthread_cond_destroy(&c.cv);
+    pthread_mutex_destroy(&c.mu);
+}
+
+void wt_route_init(wt_route *rt, const weft_plugin *desc, weft_dispatch dispatch, int pool_size, int queue)
+{
+    memset(rt, 0, sizeof(*rt));
+    rt->cfg = (weft_route_cfg){.path = "/t", .methods = WEFT_M_GET, .plugin = (char *)desc->name,
+                               .dispatch = dispatch, .pool = "default", .file = "test.conf", .line = 1};
+    rt->route.cfg = &rt->cfg;
+    rt->route.desc = desc;
+    rt->route.initialised = 1;
+    rt->route.stat_slot = -1;
+    snprintf(rt->route.label, sizeof(rt->route.label), "route /t (plugin %s)", desc->name);
+    if (dispatch == WEFT_DISPATCH_POOL) {
+        rt->route.pool = weft_workpool_new("default", pool_size, queue);
+        cr_assert_not_null(rt->route.pool);
+    }
+}
+
+void wt_route_fini(wt_route *rt)
+{
+    if (rt->route.pool != NULL)
+        weft_workpool_free(rt->route.pool);
+    rt->route.pool = NULL;
+}
+
+enum { MAX_DONE = 64 };
+static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
+static wt_done done[MAX_DONE];
+static int n_done;
+
+/* Which test request is which: weft_req has no slot of the test's own. */
+static struct {
+    weft_req *r;
+    int id;
+} ids[MAX_DONE];
+
+static int id_of(weft_req *r)
+{
+    int id = -1;
+    pthread_mutex_lock(&done_mu);
+    for (int i = 0; i < MAX_DONE; i++)
+        if (ids[i].r == r) {
+            id = ids[i].id;
+            ids[i].r = NULL;
+            break;
+        }
+    pthread_mutex_unlock(&done_mu);
+    return id;
+}
+
+static void on_complete(weft_req *r)
+{
+    wt_done d = {.id = id_of(r), .rc = r->rc, .status = r->status,
+                 .loop = weft_loop_current != NULL ? weft_loop_current->index : -1};
+    snprintf(d.body, sizeof(d.body), "%.*s", (int)r->res_len, r->res_body != NULL ? r->res_body : "");
+    for (size_t i = 0; i < r->n_res_headers; i++)
+        if (strcmp(r->res_headers[i].name, "retry-after") == 0)
+            snprintf(d.retry, sizeof(d.retry), "%s", r->res_headers[i].value);
+    weft_req_free(r);
+    pthread_mutex_lock(&done_mu);
+    if (n_done < MAX_DONE)
+        done[n_done++] = d;
+    pthread_cond_broadcast(&done_cv);
+    pthread_mutex_unlock(&done_mu);
+}
+
+weft_req *wt_req_new(wt_route *rt, int loop, int id)
+{
+    weft_req *r = weft_req_new();
+    cr_assert_not_null(r);
+    r->method = "GET";
+    r->method_bit = WEFT_M_GET;
+    r->path = "/t";
+    r->route = &rt->route;
+    r->loop = weft_loop_at(loop);
+    r->on_complete = on_complete;
+    pthread_mutex_lock(&done_mu);
+    int slot = 0;
+    while (slot < MAX_DONE && ids[slot].r != NULL)
+        slot++;
+    cr_assert_lt(slot, MAX_DONE, "too many requests in flight");
+    ids[slot].r = r;
+    ids[slot].id = id;
+    pthread_mutex_unlock(&done_mu);
+    return r;
+}
+
+typedef struct start_msg {
+    weft_msg m;
+    weft_req *r;
+} start_msg;
+
+static void on_start(weft_msg *m)
+{
+    start_msg *s = H2O_STRUCT_FROM_MEMBER(start_msg, m, m);
+    weft_req *r = s->r;
+    free(s);
+    weft_dispatch_start(r);
+}
+
+void wt_req_start(weft_req *r)
+{
+    start_msg *s = calloc(1, sizeof(*s));
+    cr_assert_not_null(s);
+    s->r = r;
+    weft_loop_post(r->loop, &s->m, on_start);
+}
+
+const wt_done *wt_wait_done(int n, double limit_ms)
+{
+    double deadline = wt_now_ms() + limit_ms;
+    pthread_mutex_lock(&done_mu);
+    while (n_done < n && wt_now_ms() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&done_cv, &done_mu, &ts);
+    }
+    int got = n_done;
+    pthread_mutex_unlock(&done_mu);
+    cr_assert_geq(got, n, "%d of %d requests completed within %.0f ms", got, n, limit_ms);
+    return done;
+}
+
+int wt_done_count(void)
+{
+    pthread_mutex_lock(&done_mu);
+    int n = n_done;
+    pthread_mutex_unlock(&done_mu);
+    return n;
+}
+
+static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
+static char trace[2048];
+
+void wt_trace(const char *what)
+{
+    pthread_mutex_lock(&trace_mu);
+    size_t n = strlen(trace);
+    snprintf(trace + n, sizeof(trace) - n, "%s%s", n ? " " : "", what);
+    pthread_mutex_unlock(&trace_mu);
+}
+
+const char *wt_trace_text(void) { return trace; }
