@@ -217,4 +217,11 @@ void wt_trace(const char *what)
     pthread_mutex_unlock(&trace_mu);
 }
 
-const char *wt_trace_text(void) { return trace; }
+const char *wt_trace_text(void)
+{
+    static char copy[sizeof(trace)];
+    pthread_mutex_lock(&trace_mu);
+    memcpy(copy, trace, sizeof(copy));
+    pthread_mutex_unlock(&trace_mu);
+    return copy;
+}

@@ -53,7 +53,7 @@ int wt_done_count(void);
 
 /** Ordered event log for assertions on interleavings: appends `what` (thread-safe). */
 void wt_trace(const char *what);
-/** The events so far, joined with ' ' (static). */
+/** The events so far, joined with ' ' (a static copy, valid until the next call). */
 const char *wt_trace_text(void);
 
 #endif
