@@ -66,4 +66,23 @@ rm -f "$work"/base/*.o "$work"/http/*.o
 obj nowhere x 'int x(void); int x(void) { return 0; }'
 expect 1 "unknown folder nowhere"
 
+case="an object nm cannot read is a usage error, not a pass"
+echo "not an object" > "$work/nowhere/x.o"
+expect 2 "failed on the objects"
+
+# On the server's real objects (CMake passes their list): a base module that
+# starts using the reload layer is caught.
+if [ -n "${LAYERS_OBJECTS:-}" ]; then
+    case="the real server plus a base module calling reload/"
+    rm -rf "$work"/*
+    obj base intruder 'void *weft_reload_serving(void); void *intrude(void); void *intrude(void) { return weft_reload_serving(); }'
+    out=$(sh "$here/layers.sh" "@$LAYERS_OBJECTS" "$work/base/intruder.o" 2>&1); got=$?
+    if [ "$got" -ne 1 ] || ! printf '%s\n' "$out" | grep -qF "upward: base/intruder -> reload/reload (reload above base): weft_reload_serving"; then
+        printf 'FAIL: %s: exit %d; output:\n%s\n' "$case" "$got" "$out"
+        fails=$((fails + 1))
+    else
+        echo "ok: $case"
+    fi
+fi
+
 [ "$fails" -eq 0 ] || exit 1

@@ -24,7 +24,7 @@ if [ $# -eq 0 ]; then
 fi
 
 tmp=$(mktemp) || exit 2
-trap 'rm -f "$tmp"' EXIT INT TERM
+trap 'rm -f "$tmp" "$tmp.d" "$tmp.u"' EXIT INT TERM
 
 objects() {
     for arg in "$@"; do
@@ -54,22 +54,34 @@ if [ -z "$list" ]; then
     exit 2
 fi
 
-# One record per line for awk: "M folder/module", then "D folder/module sym"
-# for each global it defines and "U folder/module sym" for each it needs.
-echo "$list" | while IFS= read -r obj; do
-    folder=$(basename "$(dirname "$obj")")
-    module=$(basename "$obj")
-    module=${module%.o}
-    module=${module%.c}
-    module=${module%.S}
-    id="$folder/$module"
-    echo "M $id"
-    "$NM" --defined-only -g "$obj" | awk -v id="$id" 'NF >= 3 { print "D", id, $3 }' || exit 2
-    "$NM" -u "$obj" | awk -v id="$id" 'NF >= 2 { print "U", id, $2 }' || exit 2
-done > "$tmp" || exit 2
+# One record per line for awk: "M object" for each object, "D object:... sym"
+# for each global it defines and "U object:... sym" for each it needs. Two nm
+# runs over all objects (nm -A names the object on each line).
+echo "$list" | xargs -d '\n' "$NM" -A --defined-only -g > "$tmp.d" || nm_failed=1
+echo "$list" | xargs -d '\n' "$NM" -A -u > "$tmp.u" || nm_failed=1
+if [ -n "${nm_failed:-}" ]; then
+    echo "layers.sh: $NM failed on the objects" >&2
+    exit 2
+fi
+{
+    echo "$list" | sed 's/^/M /'
+    sed 's/^/D /' "$tmp.d"
+    sed 's/^/U /' "$tmp.u"
+} > "$tmp"
 
 awk -v layers="$LAYERS" '
 function folder_of(m) { return substr(m, 1, index(m, "/") - 1) }
+
+# ".../weftcore.dir/base/errors.c.o" -> "base/errors"
+function module_of(path,    n, parts, name) {
+    n = split(path, parts, "/")
+    name = parts[n]
+    sub(/\.o$/, "", name)
+    sub(/\.(c|S)$/, "", name)
+    return (n >= 2 ? parts[n - 1] : ".") "/" name
+}
+
+function object_of(rest) { return substr(rest, 1, index(rest, ":") - 1) }
 
 # Tarjan: strongly connected components; any with more than one module is a cycle.
 function strong(v,    k, w) {
@@ -121,9 +133,9 @@ BEGIN {
     nl = split(layers, lay, " ")
     for (i = 1; i <= nl; i++) rank[lay[i]] = i
 }
-$1 == "M" { modules[$2] = 1; nmod++; next }
-$1 == "D" { definers[$3] = (($3 in definers) ? definers[$3] " " : "") $2; next }
-$1 == "U" { need[++nneed] = $2 " " $3; next }
+$1 == "M" { m = module_of(substr($0, 3)); if (!(m in modules)) nmod++; modules[m] = 1; next }
+$1 == "D" { m = module_of(object_of(substr($0, 3))); definers[$NF] = (($NF in definers) ? definers[$NF] " " : "") m; next }
+$1 == "U" { need[++nneed] = module_of(object_of(substr($0, 3))) " " $NF; next }
 END {
     bad = 0
     for (m in modules) {
