@@ -70,6 +70,20 @@ case="an object nm cannot read is a usage error, not a pass"
 echo "not an object" > "$work/nowhere/x.o"
 expect 2 "failed on the objects"
 
+case="an include of a higher layer, with no symbol used"
+rm -f "$work"/nowhere/x.o
+mkdir -p "$work/src/base" "$work/src/http"
+printf '#include "http/b.h"\n' > "$work/src/base/a.c"
+printf '#include "base/a.h"\n' > "$work/src/http/b.c"
+obj base a 'int base_a(void); int base_a(void) { return 0; }'
+out=$(sh "$here/layers.sh" --src "$work/src" "$work/base" 2>&1); got=$?
+if [ "$got" -ne 1 ] || ! printf '%s\n' "$out" | grep -qF 'upward include: base/a.c:1: base includes http/'; then
+    printf 'FAIL: %s: exit %d; output:\n%s\n' "$case" "$got" "$out"
+    fails=$((fails + 1))
+else
+    echo "ok: $case"
+fi
+
 # On the server's real objects (CMake passes their list): a base module that
 # starts using the reload layer is caught.
 if [ -n "${LAYERS_OBJECTS:-}" ]; then

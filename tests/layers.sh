@@ -5,11 +5,14 @@
 # module B when an undefined symbol of A (nm -u) is a global that B defines
 # (nm --defined-only -g).
 #
-# usage: layers.sh OBJECT-OR-DIRECTORY-OR-@LIST...
+# usage: layers.sh [--src SERVER-DIR] OBJECT-OR-DIRECTORY-OR-@LIST...
 #   A directory is searched for *.o; @LIST names a file listing objects, one a
 #   line (CMake writes one from $<TARGET_OBJECTS>, so no stale object counts). An object's module is its file name
 #   (errors.c.o -> errors), its folder the name of the directory it sits in
 #   (.../weftcore.dir/base/errors.c.o -> base).
+#   With --src, the #include "folder/file.h" lines of SERVER-DIR/*/*.[ch] are
+#   held to the same order (a header can pull a higher layer's types in
+#   without any symbol showing it).
 # Exit 0 when clean, 1 with every offending edge and cycle listed, 2 on misuse.
 
 # The layers, bottom to top: the one place the order is written down.
@@ -18,8 +21,13 @@ LAYERS="base config core request dispatch db plugin reload http ops dev process"
 set -u
 NM=${NM:-nm}
 
+src=
+if [ "${1:-}" = "--src" ]; then
+    src=${2:-}
+    shift 2 || exit 2
+fi
 if [ $# -eq 0 ]; then
-    echo "usage: $0 OBJECT-OR-DIRECTORY-OR-@LIST..." >&2
+    echo "usage: $0 [--src SERVER-DIR] OBJECT-OR-DIRECTORY-OR-@LIST..." >&2
     exit 2
 fi
 
@@ -67,6 +75,15 @@ fi
     echo "$list" | sed 's/^/M /'
     sed 's/^/D /' "$tmp.d"
     sed 's/^/U /' "$tmp.u"
+    # "I FILE:LINE FOLDER INCLUDED-FOLDER" for each #include "folder/..."
+    if [ -n "$src" ]; then
+        for f in "$src"/*/*.[ch]; do
+            [ -f "$f" ] || continue
+            folder=$(basename "$(dirname "$f")")
+            grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]*/' "$f" |
+                sed -n "s|^\([0-9]*\):[^\"]*\"\([a-z_]*\)/.*|I ${f#"$src"/}:\1 $folder \2|p"
+        done
+    fi
 } > "$tmp"
 
 awk -v layers="$LAYERS" '
@@ -135,6 +152,7 @@ BEGIN {
 }
 $1 == "M" { m = module_of(substr($0, 3)); if (!(m in modules)) nmod++; modules[m] = 1; next }
 $1 == "D" { m = module_of(object_of(substr($0, 3))); definers[$NF] = (($NF in definers) ? definers[$NF] " " : "") m; next }
+$1 == "I" { inc[++ninc] = $0; next }
 $1 == "U" { need[++nneed] = module_of(object_of(substr($0, 3))) " " $NF; next }
 END {
     bad = 0
@@ -168,6 +186,14 @@ END {
         fa = folder_of(ab[1]); fb = folder_of(ab[2])
         if ((fa in rank) && (fb in rank) && rank[fb] > rank[fa]) {
             printf "upward: %s -> %s (%s above %s): %s\n", ab[1], ab[2], fb, fa, syms[ab[1], ab[2]]
+            up++
+        }
+    }
+
+    for (i = 1; i <= ninc; i++) {
+        split(inc[i], f, " ")
+        if ((f[3] in rank) && (f[4] in rank) && rank[f[4]] > rank[f[3]]) {
+            printf "upward include: %s: %s includes %s/ (%s above %s)\n", f[2], f[3], f[4], f[4], f[3]
             up++
         }
     }
