@@ -56,13 +56,6 @@ static void teardown(void)
 
 TestSuite(database, .init = setup, .fini = teardown, .timeout = 180);
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
 static long get(const char *path, char *body, size_t size)
 {
     wt_resp r;
@@ -107,9 +100,9 @@ Test(database, many_requests_share_pipelined_connections)
 
 Test(database, statement_timeout_gives_503_not_a_hang)
 {
-    double t0 = now_ms();
+    double t0 = wt_now_ms();
     cr_assert_eq(get("/coroutine/slow?n=10", NULL, 0), 503);
-    cr_assert_lt(now_ms() - t0, 4500.0, "must not wait past the 2 s statement timeout (+ margin)");
+    cr_assert_lt(wt_now_ms() - t0, 4500.0, "must not wait past the 2 s statement timeout (+ margin)");
     /* the connection is still usable afterwards */
     cr_assert_eq(get("/coroutine/db?n=1", NULL, 0), 200);
     wt_finish(&srv);
@@ -138,26 +131,26 @@ Test(database, down_gives_503_fast_then_recovers)
         pthread_create(&t[i], NULL, slow_client, &s[i]);
     }
     usleep(400000);
-    double t0 = now_ms();
+    double t0 = wt_now_ms();
     cr_assert_eq(pg("stop"), 0);
     for (int i = 0; i < N; i++) {
         pthread_join(t[i], NULL);
         cr_assert_eq(s[i].status, 503, "in-flight statement #%d answered %ld", i, s[i].status);
     }
-    cr_assert_lt(now_ms() - t0, 4000.0);
+    cr_assert_lt(wt_now_ms() - t0, 4000.0);
 
     const char *paths[] = {"/pool/db", "/coroutine/db", "/reactive/db"};
     for (int i = 0; i < 3; i++) {
-        double t1 = now_ms();
+        double t1 = wt_now_ms();
         cr_assert_eq(get(paths[i], NULL, 0), 503, "%s while the database is down", paths[i]);
-        cr_assert_lt(now_ms() - t1, 4000.0, "%s must fail within the statement timeout", paths[i]);
+        cr_assert_lt(wt_now_ms() - t1, 4000.0, "%s must fail within the statement timeout", paths[i]);
     }
 
     cr_assert_eq(pg("start"), 0);
     /* reconnects with backoff (at most 5 s apart): poll until every policy answers */
     for (int i = 0; i < 3; i++) {
         long st = 0;
-        for (double deadline = now_ms() + 20000; now_ms() < deadline; usleep(200000))
+        for (double deadline = wt_now_ms() + 20000; wt_now_ms() < deadline; usleep(200000))
             if ((st = get(paths[i], NULL, 0)) == 200)
                 break;
         cr_assert_eq(st, 200, "%s did not recover after the database came back", paths[i]);

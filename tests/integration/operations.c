@@ -13,13 +13,6 @@
 
 #include "harness.h"
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
 static long get(const wt_server *s, const char *method, const char *path, char **body)
 {
     wt_resp r;
@@ -142,7 +135,7 @@ static int pg(const char *cmd)
 static long wait_status(const wt_server *s, const char *path, long want, double limit_ms)
 {
     long st = 0;
-    for (double t0 = now_ms(); now_ms() - t0 < limit_ms; usleep(100000))
+    for (double t0 = wt_now_ms(); wt_now_ms() - t0 < limit_ms; usleep(100000))
         if ((st = get(s, "GET", path, NULL)) == want)
             return st;
     return st;
@@ -213,14 +206,14 @@ Test(shutdown, sigterm_lets_in_flight_requests_finish, .timeout = 60)
         pthread_create(&t[i], NULL, slow_get, &c[i]);
     }
     usleep(400000); /* all 50 connected and waiting on their 1 s delay */
-    double t0 = now_ms();
+    double t0 = wt_now_ms();
     int status = wt_stop(&s);
     for (int i = 0; i < N; i++) {
         pthread_join(t[i], NULL);
         cr_assert_eq(c[i].status, 200, "in-flight request %d got %ld", i, c[i].status);
     }
     cr_assert_eq(status, 0);
-    cr_assert_lt(now_ms() - t0, 5000.0);
+    cr_assert_lt(wt_now_ms() - t0, 5000.0);
     char *log = wt_read_log(&s);
     cr_assert(strstr(log, "stopping") != NULL && strstr(log, "stopped") != NULL, "%s", log);
     free(log);
@@ -244,9 +237,9 @@ Test(limits, slow_header_client_is_dropped_and_others_are_served, .timeout = 60)
                  "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
     int fd = connect_raw(s.port);
     cr_assert_eq(write(fd, "GET /hello HTTP/1.1\r\n", 21), 21);
-    double t0 = now_ms();
+    double t0 = wt_now_ms();
     int closed = 0;
-    while (now_ms() - t0 < 5000) {
+    while (wt_now_ms() - t0 < 5000) {
         /* trickle a header byte now and then; others must not wait */
         cr_assert_eq(get(&s, "GET", "/hello", NULL), 200);
         if (send(fd, "X", 1, MSG_NOSIGNAL) < 0) {
@@ -263,7 +256,7 @@ Test(limits, slow_header_client_is_dropped_and_others_are_served, .timeout = 60)
         }
     }
     cr_assert(closed, "a client trickling headers must be dropped by request_timeout_ms");
-    cr_assert_lt(now_ms() - t0, 3000.0);
+    cr_assert_lt(wt_now_ms() - t0, 3000.0);
     close(fd);
     cr_assert_eq(wt_stop(&s), 0);
 }

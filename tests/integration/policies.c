@@ -188,13 +188,6 @@ typedef struct client {
     double done_ms;
 } client;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
 static void *fifo_client(void *arg)
 {
     client *c = arg;
@@ -202,7 +195,7 @@ static void *fifo_client(void *arg)
     wt_http(c->s, "GET", "/fifo/locked", NULL, &r);
     cr_assert_eq(r.status, 200);
     wt_resp_free(&r);
-    c->done_ms = now_ms();
+    c->done_ms = wt_now_ms();
     return NULL;
 }
 
