@@ -60,6 +60,7 @@ Test(dispatch, reactive_answer_completes_on_its_loop)
     cr_assert_eq(d[0].status, 201);
     cr_assert_str_eq(d[0].body, "reactive on 1", "the handler ran on the request's loop");
     cr_assert_eq(d[0].loop, 1, "completed on the owning loop");
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
 
 static sem_t go;
@@ -99,6 +100,7 @@ Test(dispatch, done_from_a_foreign_thread_completes_on_the_owning_loop)
     cr_assert_eq(d[0].loop, 1, "done() on another thread is carried home to loop 1");
     cr_assert_str_eq(d[0].body, "done by a thread of the plugin's own");
     sem_destroy(&go);
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
 
 static int done_twice(weft_req *r, void *state)
@@ -120,6 +122,7 @@ Test(dispatch, done_twice_completes_once_with_the_first_result)
     wt_on_loop(0, noop, NULL);
     cr_assert_eq(wt_done_count(), 1, "one request, one completion");
     cr_assert_eq(d[0].rc, WEFT_OK);
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
 
 /* ---- coroutine ---- */
@@ -158,6 +161,7 @@ Test(dispatch, coroutine_sleeps_without_holding_its_loop)
     cr_assert_str_eq(d[0].body, "slept");
     cr_assert_eq(d[0].loop, 0);
     cr_assert_geq(took, 29, "a 30 ms sleep ended after %.1f ms", took);
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
 
 /* ---- pool ---- */
@@ -190,6 +194,7 @@ Test(dispatch, pool_handler_runs_on_a_worker_and_completes_on_the_loop)
     cr_assert(!pthread_equal(worker_thread, loop_thread), "the handler ran off the loop");
     cr_assert_eq(d[0].loop, 0, "and the answer came back to its loop");
     cr_assert_str_eq(d[0].body, "pooled");
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
 
 Test(dispatch, full_pool_queue_answers_503_at_once)
@@ -214,6 +219,7 @@ Test(dispatch, full_pool_queue_answers_503_at_once)
     for (int i = 1; i < 3; i++)
         cr_assert(d[i].status != 503 && strcmp(d[i].body, "pooled") == 0, "request %d: %d %s", d[i].id, d[i].status,
                   d[i].body);
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
 
 /* ---- the blocked-loop detector ---- */
@@ -251,4 +257,5 @@ Test(dispatch, a_slice_over_the_threshold_is_counted_for_its_route)
     wt_wait_done(2, 5000);
     cr_assert_eq(atomic_load(&rt.route.blocked_total), 1, "a 40 ms slice over a 20 ms threshold");
     cr_assert_eq(weft_blocking_total(), before + 1);
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }

@@ -97,6 +97,7 @@ Test(hostsync, unlock_hands_the_lock_to_the_oldest_waiter_in_any_context)
     weft_hostsync_mutex_unlock(outside, mu);
     wt_wait_done(2, 5000);
     cr_assert_str_eq(wt_trace_text(), "unlock coroutine callback relock");
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
 
 /* Read-modify-write with a suspension in the middle: only mutual exclusion
@@ -128,6 +129,7 @@ Test(hostsync, the_lock_excludes_across_coroutines_and_workers)
     }
     wt_wait_done(2 * EACH, 20000);
     cr_assert_eq(counter, 2 * EACH, "lost updates: the lock let two holders in");
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
 
 static int lock_on_loop(weft_req *r, void *state)
@@ -150,6 +152,7 @@ Test(hostsync, blocking_lock_from_a_reactive_handler_is_refused_and_takes_nothin
     cr_assert_str_eq(wt_trace_text(), "refused callback");
     cr_assert_eq(weft_hostsync_mutex_lock(outside, mu), WEFT_OK, "released by the callback");
     weft_hostsync_mutex_unlock(outside, mu);
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
 
 /* ---- sleeping ---- */
@@ -203,6 +206,7 @@ static void check_sleep(wt_route *rt, weft_dispatch policy, const char *where)
     snprintf(want, sizeof(want), "%s after ", where);
     cr_assert(strncmp(d[0].body, want, strlen(want)) == 0, "%s", d[0].body);
     cr_assert_geq(atoi(d[0].body + strlen(want)), 29, "a 30 ms sleep: %s", d[0].body);
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
 
 Test(hostsync, sleep_async_calls_back_on_the_loop) { check_sleep(&rt_react, WEFT_DISPATCH_REACTIVE, "on-loop"); }

@@ -93,10 +93,23 @@ static void setup(void)
     wt_loops_start(2);
 }
 
-static void teardown(void)
+/* Stops the loops and drops the serving generation; every generation built
+ * (the first and one per successful reload) must then have been reaped. In
+ * the test's body: Criterion ignores assertions in .fini. */
+static void finish(void)
 {
     wt_loops_stop();
     weft_reload_shutdown();
+    weft_reload_status st;
+    weft_reload_status_get(&st);
+    cr_assert_eq(reaped_count(), (int)st.ok + 1, "%d generation(s) reaped, %lu built", reaped_count(), st.ok + 1);
+}
+
+static void teardown(void)
+{
+    wt_loops_stop();
+    if (weft_reload_serving() != NULL)
+        weft_reload_shutdown();
     for (int i = 0; i < n_reaped; i++)
         weft_generation_destroy(reaped[i]);
     weft_generation_set_reaper(NULL);
@@ -151,6 +164,7 @@ Test(reload, config_reload_swaps_every_loop_and_reaps_the_old_generation_once)
     cr_assert_eq(reaped_count(), 1, "the old generation is reaped once both loops let go");
     cr_assert_eq(reaped[0], first);
     cr_assert(strstr(weft_reload_serving()->cfg->text, "prefix = \"b\"") != NULL, "the new file was read");
+    finish();
 }
 
 Test(reload, a_request_in_flight_keeps_the_old_generation_until_it_ends)
@@ -163,6 +177,7 @@ Test(reload, a_request_in_flight_keeps_the_old_generation_until_it_ends)
     weft_generation_release(first); /* the request ends */
     cr_assert_eq(reaped_count(), 1);
     cr_assert_eq(reaped[0], first);
+    finish();
 }
 
 Test(reload, syntax_error_is_refused_with_file_and_line)
@@ -175,6 +190,7 @@ Test(reload, syntax_error_is_refused_with_file_and_line)
     char where[400];
     snprintf(where, sizeof(where), "%s:3", conf_path);
     expect_refused((const char *const[]){where, NULL});
+    finish();
 }
 
 Test(reload, restart_only_settings_are_refused)
@@ -182,6 +198,7 @@ Test(reload, restart_only_settings_are_refused)
     write_conf(3, ECHO_ROUTE("a"));
     cr_assert_eq(weft_reload(WEFT_RELOAD_CONFIG, "test"), -1);
     expect_refused((const char *const[]){"only change with a restart", "threads 2 -> 3", NULL});
+    finish();
 }
 
 Test(reload, a_plugin_that_cannot_load_is_refused_naming_its_route_line)
@@ -193,6 +210,7 @@ Test(reload, a_plugin_that_cannot_load_is_refused_naming_its_route_line)
     write_conf(2, ECHO_ROUTE("c"));
     cr_assert_eq(weft_reload(WEFT_RELOAD_CONFIG, "test"), 0);
     expect_loops_serve(2);
+    finish();
 }
 
 Test(reload, plugin_reload_rebuilds_from_the_serving_text_not_the_file)
@@ -205,4 +223,5 @@ Test(reload, plugin_reload_rebuilds_from_the_serving_text_not_the_file)
     expect_loops_serve(2);
     cr_assert(strstr(weft_reload_serving()->cfg->text, "prefix = \"a\"") != NULL, "built from the text serving");
     cr_assert_eq(reaped_count(), 1);
+    finish();
 }
