@@ -14,6 +14,7 @@
 #include "base/file.h"
 #include "base/log.h"
 #include "base/names.h"
+#include "config/route_files.h"
 #include "config/router.h"
 #include "config/schema.h"
 
@@ -195,6 +196,17 @@ static void load_routes(vctx *v, weft_config *cfg, const config_setting_t *root)
         load_route(v, cfg, config_setting_get_elem(list, (unsigned)i), i);
 }
 
+typedef struct fragment_reader {
+    vctx *v;
+    weft_config *cfg;
+} fragment_reader;
+
+static void read_fragment_route(void *ctx, config_setting_t *route, int index)
+{
+    fragment_reader *fr = ctx;
+    load_route(fr->v, fr->cfg, route, index);
+}
+
 static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
     static const char *const limits_keys[] = {"max_body",        "max_uri",         "max_connections",
@@ -364,6 +376,9 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
     load_groups(&v, cfg, root);
     load_pools(&v, cfg, root);
     load_routes(&v, cfg, root);
+    fragment_reader fr = {&v, cfg};
+    if (weft_route_files_load(cfg, errs, read_fragment_route, &fr) > 0)
+        v.failed = 1;
     if (v.failed) {
         weft_config_free(cfg);
         return NULL;
@@ -405,6 +420,7 @@ void weft_config_free(weft_config *cfg)
         free(cfg->routes[i].pool);
     }
     free(cfg->routes);
+    weft_route_files_free(cfg);
     free(cfg->log.access_log);
     free(cfg->database.conninfo);
     free(cfg->admin.host);

@@ -66,6 +66,11 @@ typedef struct weft_db_cfg {
     int configured; /* the config has a database group: readiness checks it */
 } weft_db_cfg;
 
+/* A route fragment that was read (config/route_files.h). */
+typedef struct weft_route_file {
+    char *path;
+    config_t lc; /* owns its routes' options groups: lives as long as the config */
+} weft_route_file;
 
 typedef struct weft_config {
     char *path; /* the file read */
@@ -78,8 +83,11 @@ typedef struct weft_config {
     size_t n_plugin_dirs;
     weft_pool_cfg *pools;
     size_t n_pools;
-    weft_route_cfg *routes;
+    weft_route_cfg *routes; /* the main file's first, then each fragment's */
     size_t n_routes;
+    char *routes_dir;                /* routes.d next to the config file */
+    weft_route_file **route_files;   /* fragments read, in reading order */
+    size_t n_route_files;
     struct {
         size_t max_body;
         size_t max_uri; /* request target (path + query) in bytes; longer: 414 */

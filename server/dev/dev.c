@@ -30,6 +30,7 @@
 #include "base/stats.h"
 #include "reload/reload.h"
 #include "base/names.h"
+#include "config/route_files.h"
 #include "config/router.h"
 #include "dev/scaffold.h"
 #include "base/timer.h"
@@ -40,7 +41,7 @@
 typedef struct project {
     char name[72];
     char dir[PATH_MAX];
-    char routes_text[8192]; /* the route.conf entries */
+    char routes_text[8192]; /* its route fragment, installed as NAME.routes next to NAME.so */
     char **paths;           /* route paths, for the error page */
     size_t n_paths;
     int built;              /* a good build is installed */
@@ -77,30 +78,33 @@ static char *read_text(const char *path)
     return buf;
 }
 
-/* The paths in route.conf, read with libconfig itself. */
+/* NAME.routes (older projects: route.conf, the bare list), read with
+ * libconfig itself for the paths. */
 static void load_routes(project *p)
 {
     char path[PATH_MAX + 16];
-    snprintf(path, sizeof(path), "%s/route.conf", p->dir);
-    char *text = read_text(path);
+    snprintf(path, sizeof(path), "%s/%s.routes", p->dir, p->name);
+    char *text = read_text(path), *wrapped = NULL;
+    if (text == NULL) {
+        snprintf(path, sizeof(path), "%s/route.conf", p->dir);
+        text = read_text(path);
+        if (text == NULL && asprintf(&text, "{ path = \"/%s\"; plugin = \"%s\"; dispatch = \"coroutine\"; }\n",
+                                     p->name, p->name) < 0)
+            weft_fatal("out of memory");
+        if (asprintf(&wrapped, "routes = ( %s );\n", text) < 0)
+            weft_fatal("out of memory");
+        free(text);
+        text = wrapped;
+    }
+    snprintf(p->routes_text, sizeof(p->routes_text), "%s", text);
     for (size_t i = 0; i < p->n_paths; i++)
         free(p->paths[i]);
     free(p->paths);
     p->paths = NULL;
     p->n_paths = 0;
-    if (text == NULL) {
-        snprintf(p->routes_text, sizeof(p->routes_text),
-                 "{ path = \"/%s\"; plugin = \"%s\"; dispatch = \"coroutine\"; }\n", p->name, p->name);
-        text = strdup(p->routes_text);
-    } else {
-        snprintf(p->routes_text, sizeof(p->routes_text), "%s", text);
-    }
-    char *wrapped = NULL;
-    if (asprintf(&wrapped, "routes = ( %s );", text) < 0)
-        weft_fatal("out of memory");
     config_t lc;
     config_init(&lc);
-    if (config_read_string(&lc, wrapped)) {
+    if (config_read_string(&lc, text)) {
         config_setting_t *list = config_lookup(&lc, "routes");
         int n = list != NULL ? config_setting_length(list) : 0;
         p->paths = calloc((size_t)n + 1, sizeof(char *));
@@ -110,10 +114,9 @@ static void load_routes(project *p)
                 p->paths[p->n_paths++] = strdup(rp);
         }
     } else {
-        weft_log_warn("dev: %s/route.conf:%d: %s", p->dir, config_error_line(&lc), config_error_text(&lc));
+        weft_log_warn("dev: %s:%d: %s", path, config_error_line(&lc), config_error_text(&lc));
     }
     config_destroy(&lc);
-    free(wrapped);
     free(text);
 }
 
@@ -193,6 +196,19 @@ static void build(project *p)
         weft_log_error("dev: cannot install %s: %s", out, strerror(errno));
         return;
     }
+    /* Its routes travel with it, exactly as an operator drops them in. */
+    char routes[PATH_MAX + 80], routes_tmp[PATH_MAX + 80];
+    snprintf(routes, sizeof(routes), "%s/%s.routes", plugdir, p->name);
+    snprintf(routes_tmp, sizeof(routes_tmp), "%s/.%s.routes.new", plugdir, p->name);
+    char *installed = read_text(routes);
+    pthread_mutex_lock(&mu);
+    int same = installed != NULL && strcmp(installed, p->routes_text) == 0;
+    FILE *rf = same ? NULL : fopen(routes_tmp, "w");
+    int wrote = rf != NULL && fputs(p->routes_text, rf) >= 0;
+    pthread_mutex_unlock(&mu);
+    free(installed);
+    if (!same && (rf == NULL || fclose(rf) != 0 || !wrote || rename(routes_tmp, routes) != 0))
+        weft_log_error("dev: cannot install %s: %s", routes, strerror(errno));
     pthread_mutex_lock(&mu);
     p->built = 1;
     pthread_mutex_unlock(&mu);
@@ -222,23 +238,8 @@ static int write_config(void)
         fprintf(f, "listen = [\"127.0.0.1:8080\"];\nadmin = { listen = \"127.0.0.1:9901\"; };\n");
         fprintf(f, "blocking = { threshold_ms = 20; interval_s = 1; };\n");
     }
-    fprintf(f, "plugin_dirs = [\"plugins\"];\nwatch = true;\npid_file = \"weft.pid\";\nroutes = (\n");
-    int first = 1;
-    pthread_mutex_lock(&mu);
-    for (int i = 0; i < n_projects; i++) {
-        if (!projects[i].built)
-            continue;
-        /* Trailing commas are a libconfig error: join entries by hand. */
-        char *t = strdup(projects[i].routes_text);
-        size_t tl = strlen(t);
-        while (tl > 0 && strchr(" \t\r\n,", t[tl - 1]) != NULL)
-            t[--tl] = '\0';
-        fprintf(f, "%s%s\n", first ? "" : ",\n", t);
-        first = 0;
-        free(t);
-    }
-    pthread_mutex_unlock(&mu);
-    fprintf(f, ");\n");
+    /* Routes are not here: each built project's NAME.routes sits next to its .so. */
+    fprintf(f, "plugin_dirs = [\"plugins\"];\nwatch = true;\npid_file = \"weft.pid\";\n");
     fclose(f);
     char *old = read_text(confpath);
     int same = old != NULL && strcmp(old, text) == 0;
@@ -298,7 +299,8 @@ static void *watch_main(void *arg)
                 }
                 size_t len = ev->len ? strlen(ev->name) : 0;
                 int source = len > 2 && (strcmp(ev->name + len - 2, ".c") == 0 || strcmp(ev->name + len - 2, ".h") == 0);
-                int routes = ev->len && strcmp(ev->name, "route.conf") == 0;
+                int routes = ev->len && (strcmp(ev->name, "route.conf") == 0 ||
+                                         weft_route_file_is_plugin_fragment(ev->name));
                 for (int i = 0; i < watched; i++)
                     if (wds[i] == ev->wd && (source || routes)) {
                         dirty[i] |= 1;

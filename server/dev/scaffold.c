@@ -85,23 +85,35 @@ static const char makefile_tpl[] =
     "\t$(CC) $(CFLAGS) $(WEFT_CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $<\n"
     "\tchmod go-w $@  # weft refuses group- or world-writable plugins\n"
     "\n"
+    "# Drops @N@.so and @N@.routes into a running server's plugin directory,\n"
+    "# each by write-then-rename: a new endpoint with no config edit or reload.\n"
+    "PLUGIN_DIR ?= /usr/local/lib/weft/plugins\n"
+    "install: @N@.so\n"
+    "\tinstall -m 0644 @N@.so $(PLUGIN_DIR)/.@N@.so.new && mv $(PLUGIN_DIR)/.@N@.so.new $(PLUGIN_DIR)/@N@.so\n"
+    "\tinstall -m 0644 @N@.routes $(PLUGIN_DIR)/.@N@.routes.new && mv $(PLUGIN_DIR)/.@N@.routes.new "
+    "$(PLUGIN_DIR)/@N@.routes\n"
+    "\n"
     "clean:\n"
     "\trm -f @N@.so\n"
     "\n"
-    ".PHONY: clean\n";
+    ".PHONY: clean install\n";
 
 static const char route_tpl[] =
-    "# Routes for @N@, as they appear in a weft config's routes list.\n"
-    "{ path = \"/@N@\"; plugin = \"@N@\"; dispatch = \"coroutine\"; methods = [\"GET\"]; },\n"
-    "{ path = \"/@N@/reactive\"; plugin = \"@N@\"; dispatch = \"reactive\"; methods = [\"GET\"]; }\n";
+    "# Routes of @N@. Installed next to @N@.so in a plugin directory, they are\n"
+    "# served with no edit to the main config (docs/CONFIG.md, route fragments).\n"
+    "routes = (\n"
+    "  { path = \"/@N@\"; plugin = \"@N@\"; dispatch = \"coroutine\"; methods = [\"GET\"]; },\n"
+    "  { path = \"/@N@/reactive\"; plugin = \"@N@\"; dispatch = \"reactive\"; methods = [\"GET\"]; }\n"
+    ");\n";
 
 static const char readme_tpl[] =
     "# @N@\n"
     "\n"
     "A weft plugin. `make` builds `@N@.so`; `weft dev .` (in the parent\n"
     "directory) builds it, serves it on http://127.0.0.1:8080/@N@ and rebuilds\n"
-    "it on every save. `route.conf` holds the routes to paste into a weft\n"
-    "config's `routes` list. The plugin API is documented in weft's\n"
+    "it on every save. `@N@.routes` holds its routes: `make install\n"
+    "PLUGIN_DIR=...` drops `@N@.so` and `@N@.routes` into a running server's\n"
+    "plugin directory and the endpoints answer. The plugin API is documented in weft's\n"
     "docs/PLUGINS.md and in `weft/plugin.h`.\n";
 
 const char *weft_sdk_cflags(void)
@@ -151,6 +163,16 @@ int weft_scaffold(const char *name, const char *dir)
             *c = '_';
     char proj[4096], path[4200];
     snprintf(proj, sizeof(proj), "%s/%s", dir, name);
+    /* `weft new-plugin x plugins-dev` on a fresh clone: the parent is made
+     * too, like mkdir -p (the project itself must be new). */
+    for (char *slash = strchr(proj + 1, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (mkdir(proj, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "weft: cannot create %s: %s\n", proj, strerror(errno));
+            return 1;
+        }
+        *slash = '/';
+    }
     if (mkdir(proj, 0755) != 0) {
         fprintf(stderr, "weft: cannot create %s: %s\n", proj, strerror(errno));
         return 1;
@@ -159,7 +181,7 @@ int weft_scaffold(const char *name, const char *dir)
     chmod(proj, 0755);
     struct {
         const char *file, *tpl;
-    } files[] = {{".c", source_tpl}, {"Makefile", makefile_tpl}, {"route.conf", route_tpl}, {"README.md", readme_tpl}};
+    } files[] = {{".c", source_tpl}, {"Makefile", makefile_tpl}, {".routes", route_tpl}, {"README.md", readme_tpl}};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         if (files[i].file[0] == '.')
             snprintf(path, sizeof(path), "%s/%s%s", proj, name, files[i].file);
@@ -168,9 +190,10 @@ int weft_scaffold(const char *name, const char *dir)
         if (write_tpl(path, files[i].tpl, name, ident) != 0)
             return 1;
     }
-    printf("created %s: %s.c, Makefile, route.conf, README.md\n"
+    printf("created %s: %s.c, %s.routes, Makefile, README.md\n"
            "build it:   make -C %s\n"
-           "develop:    weft dev %s\n",
-           proj, name, proj, dir);
+           "develop:    weft dev %s\n"
+           "drop in:    make -C %s install PLUGIN_DIR=/path/to/plugins\n",
+           proj, name, name, proj, dir, proj);
     return 0;
 }

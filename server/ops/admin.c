@@ -41,15 +41,21 @@ static json_t *status_json(const weft_generation *g)
                                "plugin_load", (int)r->module->seq, "dispatch", weft_dispatch_name(r->cfg->dispatch));
         if (r->cfg->pool != NULL)
             json_object_set_new(jr, "pool", json_string(r->cfg->pool));
+        /* Routes come from the main file or a fragment: say which line. */
+        json_object_set_new(jr, "source", json_sprintf("%s:%d", r->cfg->file, r->cfg->line));
         json_array_append_new(routes, jr);
     }
+    json_t *files = json_array();
+    for (size_t i = 0; i < g->cfg->n_route_files; i++)
+        json_array_append_new(files, json_string(g->cfg->route_files[i]->path));
     json_t *modules = json_array();
     weft_module_foreach(add_module, modules);
     json_t *last = rs.at == 0 ? json_null()
                               : json_pack("{s:b, s:I, s:s}", "ok", rs.last_ok, "at", (json_int_t)rs.at, "message",
                                           rs.message);
-    return json_pack("{s:s, s:I, s:s, s:o, s:o, s:{s:I, s:I, s:o}}", "version", WEFT_VERSION, "generation",
-                     (json_int_t)g->id, "config", g->cfg->path, "routes", routes, "plugins", modules, "reloads", "ok",
+    return json_pack("{s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:o}}", "version", WEFT_VERSION, "generation",
+                     (json_int_t)g->id, "config", g->cfg->path, "routes_dir", g->cfg->routes_dir, "route_files", files,
+                     "routes", routes, "plugins", modules, "reloads", "ok",
                      (json_int_t)rs.ok, "failed", (json_int_t)rs.failed, "last", last);
 }
 

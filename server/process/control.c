@@ -19,6 +19,7 @@
 #include "reload/reload.h"
 #include "base/timer.h"
 #include "reload/watcher.h"
+#include "config/route_files.h"
 
 /* File events settle for this long before a reload: an editor's save or a
  * `cp` + `mv` arrives as several events. */
@@ -80,7 +81,7 @@ static void watch_current(void)
         dirs[n++] = tok;
     for (size_t i = 0; i < cfg->n_plugin_dirs && n < 128; i++)
         dirs[n++] = cfg->plugin_dirs[i];
-    weft_watcher_set(watcher, dirs, n, cfg->watch ? cfg->path : NULL);
+    weft_watcher_set(watcher, dirs, n, cfg->watch ? cfg->path : NULL, cfg->routes_dir);
     free(env);
 }
 
@@ -160,6 +161,9 @@ static int used_by_routes(const char *names)
         int here = 0;
         for (size_t i = 0; i < g->n_routes && !here; i++)
             here = strcmp(g->routes[i].cfg->plugin, tok) == 0;
+        /* A NAME.routes dropped before its NAME.so was skipped then: it counts now. */
+        if (!here && weft_route_files_has_fragment(g->cfg, tok))
+            here = 1;
         if (!here)
             weft_log_info("plugin file %s.so changed; no route uses it, so nothing reloads (it is loadable by name)",
                           tok);
@@ -233,6 +237,13 @@ int weft_control_run(void)
         if (pending && weft_now_ns() >= last_event + DEBOUNCE_NS) {
             if (pending & WEFT_WATCH_CONFIG) {
                 reload(WEFT_RELOAD_CONFIG, "config file changed");
+            } else if (pending & WEFT_WATCH_ROUTES) {
+                /* Like a plugin change: the serving main config, fragments
+                 * and plugins re-read (a half-edited main file stays out). */
+                char why[1100];
+                snprintf(why, sizeof(why), "route fragment changed%s%s", names[0] ? "; plugin file changed: " : "",
+                         names);
+                reload(WEFT_RELOAD_PLUGINS, why);
             } else if (used_by_routes(names)) {
                 char why[1100];
                 snprintf(why, sizeof(why), "plugin file changed: %s", names);

@@ -125,8 +125,10 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         void *conflict = NULL;
         if (weft_router_add(g->router, r->cfg->path, r->cfg->methods, r, &conflict, why, sizeof(why)) != 0) {
             if (conflict != NULL)
-                weft_errors_add(errs, "%s:%d: route %s: %s by the route at line %d", r->cfg->file, r->cfg->line,
-                                r->cfg->path, why, ((weft_route *)conflict)->cfg->line);
+                /* Both places: with fragments the other route may be in another file. */
+                weft_errors_add(errs, "%s:%d: route %s: %s by the route at %s:%d", r->cfg->file, r->cfg->line,
+                                r->cfg->path, why, ((weft_route *)conflict)->cfg->file,
+                                ((weft_route *)conflict)->cfg->line);
             else
                 weft_errors_add(errs, "%s:%d: route %s: %s", r->cfg->file, r->cfg->line, r->cfg->path, why);
             continue;

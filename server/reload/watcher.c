@@ -9,13 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/log.h"
 #include "base/signals.h"
 #include "base/timer.h"
+#include "config/route_files.h"
 
 #define MAX_WATCHES 64
+
+enum { WATCH_PLUGINS = 1, WATCH_CONFIG = 2, WATCH_ROUTES_D = 4 };
+/* A fragment counts when it appears, changes or goes away; a plugin only
+ * when a complete file arrives (a removed .so is the loader's business at
+ * the next reload, not a reason for one). */
+#define ARRIVED (IN_CLOSE_WRITE | IN_MOVED_TO)
 
 struct weft_watcher {
     int fd;
@@ -25,7 +33,7 @@ struct weft_watcher {
     pthread_mutex_t mu;
     struct {
         int wd;
-        int is_config_dir;
+        int kind; /* what the directory is: WATCH_* bits */
     } watches[MAX_WATCHES];
     int n_watches;
     char config_name[256];
@@ -43,13 +51,16 @@ static void record(weft_watcher *w, const struct inotify_event *ev)
     const char *name = ev->name;
     size_t len = strlen(name);
     pthread_mutex_lock(&w->mu);
-    int is_config_dir = 0, known = 0;
+    int kind = 0;
     for (int i = 0; i < w->n_watches; i++)
-        if (w->watches[i].wd == ev->wd) {
-            known = 1;
-            is_config_dir |= w->watches[i].is_config_dir;
-        }
-    if (known && len > 3 && strcmp(name + len - 3, ".so") == 0) {
+        if (w->watches[i].wd == ev->wd)
+            kind |= w->watches[i].kind;
+    int arrived = (ev->mask & ARRIVED) != 0;
+    if (((kind & WATCH_PLUGINS) && weft_route_file_is_plugin_fragment(name)) ||
+        ((kind & WATCH_ROUTES_D) && weft_route_file_is_dropin(name))) {
+        w->pending |= WEFT_WATCH_ROUTES;
+        w->last_ns = weft_now_ns();
+    } else if ((kind & WATCH_PLUGINS) && arrived && len > 3 && strcmp(name + len - 3, ".so") == 0) {
         w->pending |= WEFT_WATCH_PLUGIN;
         char plugin[256];
         snprintf(plugin, sizeof(plugin), "%.*s", (int)(len - 3), name);
@@ -57,7 +68,7 @@ static void record(weft_watcher *w, const struct inotify_event *ev)
             snprintf(w->names + strlen(w->names), sizeof(w->names) - strlen(w->names), "%s%s",
                      w->names[0] ? "," : "", plugin);
         w->last_ns = weft_now_ns();
-    } else if (known && is_config_dir && (strcmp(name, w->config_name) == 0 || strcmp(name, "..data") == 0)) {
+    } else if ((kind & WATCH_CONFIG) && arrived && (strcmp(name, w->config_name) == 0 || strcmp(name, "..data") == 0)) {
         /* "..data": Kubernetes updates a mounted ConfigMap by renaming a new
          * symlink over this one, never by writing the file itself. */
         w->pending |= WEFT_WATCH_CONFIG;
@@ -126,26 +137,34 @@ void weft_watcher_free(weft_watcher *w)
     free(w);
 }
 
-static void add(weft_watcher *w, const char *dir, int is_config_dir)
+static void add(weft_watcher *w, const char *dir, int kind)
 {
-    int wd = inotify_add_watch(w->fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR);
+    int wd = inotify_add_watch(w->fd, dir, ARRIVED | IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR);
     if (wd < 0) {
         if (errno != ENOENT)
             weft_log_warn("cannot watch %s: %s", dir, strerror(errno));
         return;
     }
     if (w->n_watches < MAX_WATCHES)
-        w->watches[w->n_watches++] = (typeof(w->watches[0])){wd, is_config_dir};
+        w->watches[w->n_watches++] = (typeof(w->watches[0])){wd, kind};
 }
 
-void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char *config)
+static int dir_exists(const char *dir)
+{
+    struct stat st;
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char *config, const char *routes_dir)
 {
     /* Re-arming drops events that arrive in between: only do it when the
-     * set of watched places really changed. */
+     * set of watched places really changed — or a directory that was
+     * missing exists now (a routes.d created after start). */
     char sig[sizeof(w->signature)];
-    size_t used = (size_t)snprintf(sig, sizeof(sig), "%s|", config != NULL ? config : "");
+    size_t used = (size_t)snprintf(sig, sizeof(sig), "%s|%s%s|", config != NULL ? config : "",
+                                   routes_dir != NULL ? routes_dir : "", routes_dir && dir_exists(routes_dir) ? "+" : "");
     for (int i = 0; i < n_dirs && used < sizeof(sig); i++)
-        used += (size_t)snprintf(sig + used, sizeof(sig) - used, "%s|", dirs[i]);
+        used += (size_t)snprintf(sig + used, sizeof(sig) - used, "%s%s|", dirs[i], dir_exists(dirs[i]) ? "+" : "");
     pthread_mutex_lock(&w->mu);
     if (strcmp(sig, w->signature) == 0) {
         pthread_mutex_unlock(&w->mu);
@@ -157,11 +176,13 @@ void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char
     w->n_watches = 0;
     w->config_name[0] = '\0';
     for (int i = 0; i < n_dirs; i++)
-        add(w, dirs[i], 0);
+        add(w, dirs[i], WATCH_PLUGINS);
+    if (routes_dir != NULL)
+        add(w, routes_dir, WATCH_ROUTES_D);
     if (config != NULL) {
         char *copy = strdup(config), *copy2 = strdup(config);
         snprintf(w->config_name, sizeof(w->config_name), "%s", basename(copy));
-        add(w, dirname(copy2), 1);
+        add(w, dirname(copy2), WATCH_CONFIG);
         free(copy);
         free(copy2);
     }

@@ -1,8 +1,9 @@
 /*
  * Watches plugin directories (and, with `watch = true`, the config file)
- * with inotify, and tells the control loop what changed. Only completed
- * files count: IN_CLOSE_WRITE (written in place and closed) and
- * IN_MOVED_TO (renamed into place), never a half-written file.
+ * and route fragment directories with inotify, and tells the control loop
+ * what changed. Only completed files count: IN_CLOSE_WRITE (written in
+ * place and closed) and IN_MOVED_TO (renamed into place), never a
+ * half-written file; a fragment's removal counts too.
  */
 #ifndef WEFT_WATCHER_H
 #define WEFT_WATCHER_H
@@ -12,12 +13,17 @@ typedef struct weft_watcher weft_watcher;
 /** `wake` is called from the watcher thread after events were recorded. */
 weft_watcher *weft_watcher_new(void (*wake)(void));
 void weft_watcher_free(weft_watcher *w);
-enum { WEFT_WATCH_PLUGIN = 1, WEFT_WATCH_CONFIG = 2 };
+enum { WEFT_WATCH_PLUGIN = 1, WEFT_WATCH_CONFIG = 2, WEFT_WATCH_ROUTES = 4 };
 
-/** Replaces the watched set: these directories for *.so, and `config` (NULL: none). */
-void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char *config);
 /**
- * Takes the recorded events: returns a set of WEFT_WATCH_* bits and the names of changed plugins in `names` (comma
+ * Replaces the watched set: these plugin directories for *.so and
+ * NAME.routes, `config` (NULL: none), and `routes_dir` for *.conf fragments
+ * (NULL: none). Route fragments count when written, renamed in or removed.
+ */
+void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char *config, const char *routes_dir);
+/**
+ * Takes the recorded events: returns a bit set of WEFT_WATCH_* (a plugin,
+ * the config file, a route fragment changed) and the names of changed plugins in `names` (comma
  * separated), plus the time of the last event (CLOCK_MONOTONIC ns).
  */
 int weft_watcher_take(weft_watcher *w, char *names, unsigned long size, unsigned long long *last_ns);

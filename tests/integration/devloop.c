@@ -132,7 +132,7 @@ Test(devloop, scaffolded_plugin_builds_loads_and_answers)
     wt_scaffold("hello2", tmp);
     char proj[300], path[400];
     snprintf(proj, sizeof(proj), "%s/hello2", tmp);
-    static const char *const files[] = {"hello2.c", "Makefile", "route.conf", "README.md"};
+    static const char *const files[] = {"hello2.c", "Makefile", "hello2.routes", "README.md"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         struct stat st;
         snprintf(path, sizeof(path), "%s/%s", proj, files[i]);
@@ -140,16 +140,13 @@ Test(devloop, scaffolded_plugin_builds_loads_and_answers)
     }
     make_project(proj);
 
-    snprintf(path, sizeof(path), "%s/route.conf", proj);
-    char *routes = wt_read_file(path);
-    cr_assert_not_null(routes);
+    /* No routes in the main config: hello2.routes beside hello2.so brings them. */
     char *conf = NULL;
     cr_assert_geq(asprintf(&conf,
                            "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
-                           "plugin_dirs = [\"%s\"];\nroutes = (\n%s\n);\n",
-                           proj, routes),
+                           "plugin_dirs = [\"%s\"];\n",
+                           proj),
                   0);
-    free(routes);
     wt_start(&srv, conf);
     free(conf);
 
@@ -166,7 +163,7 @@ Test(devloop, scaffolded_plugin_builds_loads_and_answers)
     }
     char *status = wt_admin_get(&srv, "/status");
     cr_assert(strstr(status, "\"dispatch\": \"coroutine\"") && strstr(status, "\"dispatch\": \"reactive\""),
-              "route.conf's two policies: %s", status);
+              "hello2.routes' two policies: %s", status);
     free(status);
     cr_assert_eq(wt_stop(&srv), 0);
 }

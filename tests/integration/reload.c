@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "devserver.h"
 #include "harness.h"
 
 static wt_server srv;
@@ -113,15 +114,7 @@ static double wait_for(const char *path, const char *want, double limit_ms)
     return -1;
 }
 
-static char *admin_status(void)
-{
-    wt_server admin = srv;
-    admin.port = srv.admin_port;
-    wt_resp r;
-    cr_assert_eq(wt_http(&admin, "GET", "/status", NULL, &r), 0);
-    cr_assert_eq(r.status, 200);
-    return r.body;
-}
+static char *admin_status(void) { return wt_admin_get(&srv, "/status"); }
 
 static void sighup(void) { cr_assert_eq(kill(srv.pid, SIGHUP), 0); }
 

@@ -137,7 +137,7 @@ Test(generation, duplicate_route_names_the_first_line)
                                  "    plugin = \"echo\"; dispatch = \"reactive\"; }\n");              /* 5 */
     build_fails(cfg, &wt_errs);
     cr_assert_eq(wt_errs.count, 1, "%s", wt_errs_text(&wt_errs));
-    expect_msg(&wt_errs, "weft.conf:4: ", "already routed", "by the route at line 3");
+    expect_msg(&wt_errs, "weft.conf:4: ", "already routed", "by the route at ", "weft.conf:3");
     weft_errors_clear(&wt_errs);
 }
 
@@ -148,7 +148,7 @@ Test(generation, duplicate_of_a_failed_route_names_the_first_line)
     weft_config *cfg = load_conf("  { path = \"/x\"; plugin = \"nosuch\"; dispatch = \"reactive\"; },\n" /* 3 */
                                  "  { path = \"/x\"; plugin = \"echo\"; dispatch = \"reactive\"; }\n");   /* 4 */
     build_fails(cfg, &wt_errs);
-    expect_msg(&wt_errs, "weft.conf:4: ", "already routed", "by the route at line 3");
+    expect_msg(&wt_errs, "weft.conf:4: ", "already routed", "by the route at ", "weft.conf:3");
     weft_errors_clear(&wt_errs);
 }
 

@@ -1,0 +1,225 @@
+#include "config/route_files.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/log.h"
+#include "base/names.h"
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Dot files are the write-then-rename rule's temporaries (.x.routes.new). */
+int weft_route_file_is_plugin_fragment(const char *name) { return name[0] != '.' && ends_with(name, ".routes"); }
+
+int weft_route_file_is_dropin(const char *name) { return name[0] != '.' && ends_with(name, ".conf"); }
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Byte-wise, not strcoll: the order must not depend on the locale. */
+static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
+
+static char *join(const char *dir, const char *name)
+{
+    char *p = NULL;
+    if (asprintf(&p, "%s/%s", dir, name) < 0)
+        weft_fatal("out of memory");
+    return p;
+}
+
+typedef struct reading {
+    weft_config *cfg;
+    weft_errors *errs;
+    size_t problems;
+    weft_route_reader *read;
+    void *ctx;
+} reading;
+
+/* `owner`: the plugin a NAME.routes file belongs to, NULL for routes.d. */
+static void read_fragment(reading *rd, const char *path, const char *owner)
+{
+    weft_route_file *rf = calloc(1, sizeof(*rf));
+    if (rf == NULL || (rf->path = strdup(path)) == NULL)
+        weft_fatal("out of memory");
+    config_init(&rf->lc);
+    char *dir = strdup(path);
+    if (dir == NULL)
+        weft_fatal("out of memory");
+    config_set_include_dir(&rf->lc, dirname(dir));
+    free(dir);
+    weft_config *cfg = rd->cfg;
+    weft_route_file **files = realloc(cfg->route_files, (cfg->n_route_files + 1) * sizeof(*files));
+    if (files == NULL)
+        weft_fatal("out of memory");
+    cfg->route_files = files;
+    cfg->route_files[cfg->n_route_files++] = rf;
+    if (!config_read_file(&rf->lc, path)) {
+        if (config_error_type(&rf->lc) == CONFIG_ERR_FILE_IO)
+            weft_errors_add(rd->errs, "%s: cannot read route fragment: %s", path, strerror(errno));
+        else
+            weft_errors_add(rd->errs, "%s:%d: %s", config_error_file(&rf->lc) ? config_error_file(&rf->lc) : path,
+                            config_error_line(&rf->lc), config_error_text(&rf->lc));
+        rd->problems++;
+        return;
+    }
+    config_setting_t *root = config_root_setting(&rf->lc);
+    for (int i = 0; i < config_setting_length(root); i++) {
+        config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
+        if (strcmp(config_setting_name(s), "routes") != 0) {
+            weft_errors_add(rd->errs, "%s:%d: %s: unknown setting in a route fragment (it holds only routes = ( ... );)",
+                            path, config_setting_source_line(s), config_setting_name(s));
+            rd->problems++;
+        }
+    }
+    config_setting_t *list = config_setting_get_member(root, "routes");
+    if (list == NULL || !(config_setting_is_list(list) || config_setting_is_array(list))) {
+        weft_errors_add(rd->errs, "%s:%d: routes: a route fragment needs routes = ( { path = ...; plugin = ...; "
+                        "dispatch = ...; } );", path, list != NULL ? config_setting_source_line(list) : 1);
+        rd->problems++;
+        return;
+    }
+    int n = config_setting_length(list);
+    weft_route_cfg *routes = realloc(cfg->routes, (cfg->n_routes + (size_t)n + 1) * sizeof(*routes));
+    if (routes == NULL)
+        weft_fatal("out of memory");
+    cfg->routes = routes;
+    size_t first = cfg->n_routes;
+    for (int i = 0; i < n; i++)
+        rd->read(rd->ctx, config_setting_get_elem(list, (unsigned)i), i);
+    /* A file that travels with a plugin routes to that plugin: anything
+     * else is either a copy-paste slip or a plugin hijacking another's URL. */
+    for (size_t k = first; owner != NULL && k < cfg->n_routes; k++)
+        if (strcmp(cfg->routes[k].plugin, owner) != 0) {
+            weft_errors_add(rd->errs,
+                            "%s:%d: route %s: plugin '%s': %s.routes may only route to plugin '%s' (routes for other "
+                            "plugins go in %s)",
+                            cfg->routes[k].file, cfg->routes[k].line, cfg->routes[k].path, cfg->routes[k].plugin,
+                            owner, owner, cfg->routes_dir);
+            rd->problems++;
+        }
+}
+
+static void read_routes_dir(reading *rd)
+{
+    struct dirent **names = NULL;
+    int n = scandir(rd->cfg->routes_dir, &names, NULL, by_name);
+    if (n < 0) {
+        if (errno != ENOENT) {
+            weft_errors_add(rd->errs, "%s: cannot read the route fragment directory: %s", rd->cfg->routes_dir,
+                            strerror(errno));
+            rd->problems++;
+        }
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        char *path = join(rd->cfg->routes_dir, names[i]->d_name);
+        if (weft_route_file_is_dropin(names[i]->d_name) && is_file(path))
+            read_fragment(rd, path, NULL);
+        free(path);
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* The loader's search order (plugin/module.c): WEFT_PLUGIN_PATH, then plugin_dirs. */
+static size_t search_dirs(const weft_config *cfg, char **env_copy, const char **dirs, size_t max)
+{
+    size_t n = 0;
+    const char *env = getenv("WEFT_PLUGIN_PATH");
+    *env_copy = env != NULL ? strdup(env) : NULL;
+    for (char *save, *tok = *env_copy ? strtok_r(*env_copy, ":", &save) : NULL; tok != NULL && n < max;
+         tok = strtok_r(NULL, ":", &save))
+        dirs[n++] = tok;
+    for (size_t i = 0; i < cfg->n_plugin_dirs && n < max; i++)
+        dirs[n++] = cfg->plugin_dirs[i];
+    return n;
+}
+
+/* NAME.routes counts only beside the NAME.so the loader would pick, so a
+ * plugin shadowed by WEFT_PLUGIN_PATH does not bring the shadowed routes. */
+static void read_plugin_dirs(reading *rd)
+{
+    const char *dirs[128];
+    char *env_copy;
+    size_t n_dirs = search_dirs(rd->cfg, &env_copy, dirs, 128);
+    for (size_t d = 0; d < n_dirs; d++) {
+        struct dirent **names = NULL;
+        int n = scandir(dirs[d], &names, NULL, by_name);
+        for (int i = 0; i < n; i++) {
+            const char *fn = names[i]->d_name;
+            char plugin[256];
+            snprintf(plugin, sizeof(plugin), "%.*s", (int)(strlen(fn) - strlen(".routes")), fn);
+            if (weft_route_file_is_plugin_fragment(fn) && weft_name_is_valid(plugin)) {
+                char so[300];
+                snprintf(so, sizeof(so), "%s.so", plugin);
+                size_t home = n_dirs;
+                for (size_t k = 0; k < n_dirs && home == n_dirs; k++) {
+                    char *p = join(dirs[k], so);
+                    if (is_file(p))
+                        home = k;
+                    free(p);
+                }
+                char *path = join(dirs[d], fn);
+                if (home == d && is_file(path))
+                    read_fragment(rd, path, plugin);
+                free(path);
+            }
+            free(names[i]);
+        }
+        free(names);
+    }
+    free(env_copy);
+}
+
+int weft_route_files_has_fragment(const weft_config *cfg, const char *plugin)
+{
+    const char *dirs[128];
+    char *env_copy;
+    size_t n_dirs = search_dirs(cfg, &env_copy, dirs, 128);
+    int found = 0;
+    for (size_t d = 0; d < n_dirs && !found; d++) {
+        char *path = NULL;
+        if (asprintf(&path, "%s/%s.routes", dirs[d], plugin) < 0)
+            weft_fatal("out of memory");
+        found = is_file(path);
+        free(path);
+    }
+    free(env_copy);
+    return found;
+}
+
+size_t weft_route_files_load(weft_config *cfg, weft_errors *errs, weft_route_reader *read, void *ctx)
+{
+    char *copy = strdup(cfg->path);
+    if (copy == NULL)
+        weft_fatal("out of memory");
+    cfg->routes_dir = join(dirname(copy), "routes.d");
+    free(copy);
+    reading rd = {.cfg = cfg, .errs = errs, .read = read, .ctx = ctx};
+    read_routes_dir(&rd);
+    read_plugin_dirs(&rd);
+    return rd.problems;
+}
+
+void weft_route_files_free(weft_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_route_files; i++) {
+        config_destroy(&cfg->route_files[i]->lc);
+        free(cfg->route_files[i]->path);
+        free(cfg->route_files[i]);
+    }
+    free(cfg->route_files);
+    free(cfg->routes_dir);
+}

@@ -1,0 +1,239 @@
+/* Drop-in: a plugin brings its routes (NAME.routes beside NAME.so, or
+ * routes.d/NAME.conf next to the config) and a running server serves them with
+ * no edit to the main config and no manual reload. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devserver.h"
+#include "harness.h"
+
+static wt_server srv;
+static char plugdir[128], routesd[400];
+
+/* The operator's rule: write a temporary dot file, then rename it in. */
+static void drop(const char *dir, const char *name, const char *bytes, size_t len)
+{
+    char tmp[600], dst[600];
+    snprintf(tmp, sizeof(tmp), "%s/.%s.new", dir, name);
+    snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert_geq(fd, 0, "%s", tmp);
+    cr_assert_eq(write(fd, bytes, len), (ssize_t)len);
+    close(fd);
+    cr_assert_eq(rename(tmp, dst), 0);
+}
+
+static void drop_text(const char *dir, const char *name, const char *text) { drop(dir, name, text, strlen(text)); }
+
+static void drop_plugin(const char *src, const char *name)
+{
+    FILE *f = fopen(src, "rb");
+    cr_assert_not_null(f, "%s", src);
+    static char buf[4 << 20];
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    drop(plugdir, name, buf, n);
+}
+
+static void setup(void)
+{
+    snprintf(plugdir, sizeof(plugdir), "/tmp/weft-dropin-XXXXXX");
+    cr_assert_not_null(mkdtemp(plugdir));
+    chmod(plugdir, 0755);
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "plugin_dirs = [\"%s\"];\n"
+             "routes = ( { path = \"/main\"; plugin = \"echo\"; dispatch = \"reactive\"; } );\n",
+             plugdir);
+    wt_write_conf(&srv, conf);
+    /* routes.d sits next to the config, as /etc/weft/routes.d does. */
+    snprintf(routesd, sizeof(routesd), "%s/routes.d", srv.dir);
+    cr_assert_eq(mkdir(routesd, 0755), 0);
+    drop_plugin(WEFT_FIXTURE_DIR "/echo.so", "echo.so");
+    wt_start(&srv, NULL);
+    cr_assert_gt(srv.admin_port, 0);
+}
+
+static void teardown(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", plugdir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(dropin, .init = setup, .fini = teardown, .timeout = 120);
+
+static long get(const char *path, char *body, size_t size)
+{
+    wt_resp r;
+    long st = wt_http(&srv, "GET", path, NULL, &r) == 0 ? r.status : -1;
+    if (body != NULL)
+        snprintf(body, size, "%s", st > 0 ? r.body : "");
+    if (st > 0)
+        wt_resp_free(&r);
+    return st;
+}
+
+static char *admin_status(void) { return wt_admin_get(&srv, "/status"); }
+
+/* The reload line is logged as the new generation is handed to the loops;
+ * each loop switches on its next turn, so poll the answer itself. */
+static long wait_status(const char *path, long want, char *body, size_t size)
+{
+    long st = -1;
+    for (double t0 = wt_now_ms(); wt_now_ms() - t0 < 10000; usleep(5000))
+        if ((st = get(path, body, size)) == want)
+            return st;
+    return st;
+}
+
+static void wait_generation(unsigned long id)
+{
+    char needle[64];
+    snprintf(needle, sizeof(needle), "generation %lu serving", id);
+    free(wt_wait_log(&srv, needle, 10000));
+}
+
+Test(dropin, two_files_make_a_working_endpoint)
+{
+    cr_assert_eq(get("/ver", NULL, 0), 404);
+    double t0 = wt_now_ms();
+    drop_plugin(WEFT_FIXTURE_DIR "/ver_A/ver.so", "ver.so");
+    drop_text(plugdir, "ver.routes",
+              "routes = ( { path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\";\n"
+              "             options = { tag = \"dropped\"; }; } );\n");
+    /* The server's own signal, not a sleep: its reload line. The two files
+     * may land in one reload or two, so wait for the route, not a number. */
+    free(wt_wait_log(&srv, "reload: route /ver added", 10000));
+    char body[256];
+    cr_assert_eq(wait_status("/ver", 200, body, sizeof(body)), 200, "%s", body);
+    double took = wt_now_ms() - t0;
+    cr_assert(strstr(body, "dropped") != NULL, "the route's options came with it: %s", body);
+    /* Debounce (150 ms) plus one reload; the bound is loose for a loaded machine. */
+    cr_expect_lt(took, 3000, "the endpoint took %.0f ms to appear", took);
+    fprintf(stderr, "drop-in: /ver answered %.0f ms after the two files were renamed in\n", took);
+    cr_assert_eq(get("/main", NULL, 0), 200, "the main file's routes stay");
+
+    char *st = admin_status();
+    char where[300];
+    snprintf(where, sizeof(where), "\"source\": \"%s/ver.routes:1\"", plugdir);
+    cr_assert(strstr(st, where) != NULL, "/status says where the route came from (%s):\n%s", where, st);
+    cr_assert(strstr(st, "\"route_files\"") != NULL, "%s", st);
+    free(st);
+
+    /* Removing the fragment removes the endpoint. */
+    char path[300];
+    snprintf(path, sizeof(path), "%s/ver.routes", plugdir);
+    cr_assert_eq(unlink(path), 0);
+    free(wt_wait_log(&srv, "reload: route /ver removed", 10000));
+    cr_assert_eq(wait_status("/ver", 404, NULL, 0), 404);
+    wt_finish(&srv);
+}
+
+Test(dropin, the_routes_file_may_arrive_first)
+{
+    drop_text(plugdir, "ver.routes", "routes = ( { path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; } );\n");
+    /* Without ver.so beside it the fragment is not read: nothing to serve yet. */
+    wait_generation(2);
+    cr_assert_eq(get("/ver", NULL, 0), 404);
+    drop_plugin(WEFT_FIXTURE_DIR "/ver_A/ver.so", "ver.so");
+    wait_generation(3);
+    cr_assert_eq(wait_status("/ver", 200, NULL, 0), 200);
+    wt_finish(&srv);
+}
+
+Test(dropin, routes_d_fragment_is_served_and_listed)
+{
+    drop_text(routesd, "10-echo.conf", "routes = ( { path = \"/more\"; plugin = \"echo\"; dispatch = \"pool\"; } );\n");
+    wait_generation(2);
+    cr_assert_eq(wait_status("/more", 200, NULL, 0), 200);
+    char *st = admin_status();
+    char where[500];
+    snprintf(where, sizeof(where), "\"source\": \"%s/10-echo.conf:1\"", routesd);
+    cr_assert(strstr(st, where) != NULL, "%s in:\n%s", where, st);
+    free(st);
+    wt_finish(&srv);
+}
+
+Test(dropin, broken_fragment_is_refused_and_the_old_generation_serves)
+{
+    drop_text(routesd, "20-bad.conf", "routes = (\n  { path = \"/bad\"; plugin = \"echo\" dispatch = ; }\n);\n");
+    char *log = wt_wait_log(&srv, "refused; generation 1 keeps serving", 10000);
+    char where[500];
+    snprintf(where, sizeof(where), "%s/20-bad.conf:2:", routesd);
+    cr_assert(strstr(log, where) != NULL, "the error names FILE:LINE (%s):\n%s", where, log);
+    free(log);
+    cr_assert_eq(get("/main", NULL, 0), 200);
+    char *st = admin_status();
+    cr_assert(strstr(st, "20-bad.conf:2") != NULL, "/status shows the refusal:\n%s", st);
+    free(st);
+
+    /* A valid file with a bad route: the route's own FILE:LINE. */
+    drop_text(routesd, "20-bad.conf", "routes = (\n\n  { path = \"/bad\"; plugin = \"echo\"; dispatch = \"nope\"; }\n);\n");
+    snprintf(where, sizeof(where), "%s/20-bad.conf:3: routes[0]: dispatch 'nope'", routesd);
+    free(wt_wait_log(&srv, where, 10000));
+    cr_assert_eq(get("/main", NULL, 0), 200);
+    wt_finish(&srv);
+}
+
+Test(dropin, duplicate_routes_across_fragments_name_both_files)
+{
+    drop_text(routesd, "a.conf", "routes = ( { path = \"/dup\"; plugin = \"echo\"; dispatch = \"reactive\"; } );\n");
+    wait_generation(2);
+    drop_text(routesd, "b.conf", "\nroutes = ( { path = \"/dup\"; plugin = \"echo\"; dispatch = \"reactive\"; } );\n");
+    char *log = wt_wait_log(&srv, "refused; generation 2 keeps serving", 10000);
+    char a[500], b[500];
+    snprintf(a, sizeof(a), "%s/a.conf:1", routesd);
+    snprintf(b, sizeof(b), "%s/b.conf:2", routesd);
+    cr_assert(strstr(log, a) != NULL && strstr(log, b) != NULL, "both %s and %s are named:\n%s", a, b, log);
+    free(log);
+    wt_finish(&srv);
+}
+
+Test(dropin, plugin_routes_file_routes_only_its_own_plugin)
+{
+    drop_plugin(WEFT_FIXTURE_DIR "/ver_A/ver.so", "ver.so");
+    drop_text(plugdir, "ver.routes", "routes = ( { path = \"/steal\"; plugin = \"echo\"; dispatch = \"reactive\"; } );\n");
+    char *log = wt_wait_log(&srv, "refused; generation 1 keeps serving", 10000);
+    cr_assert(strstr(log, "ver.routes may only route to plugin 'ver'") != NULL, "%s", log);
+    free(log);
+    wt_finish(&srv);
+}
+
+/* `weft -t` reads the same fragments: a check before dropping catches them. */
+Test(dropin, check_mode_reads_fragments)
+{
+    drop_text(routesd, "x.conf", "routes = ( { path = \"/x\"; plugin = \"echo\"; dispatch = \"reactive\"; } );\nextra = 1;\n");
+    const char *const args[] = {"-t", "-c", srv.conf, NULL};
+    char *out = NULL;
+    int rc = wt_run(&out, args, NULL);
+    char where[500];
+    snprintf(where, sizeof(where), "%s/x.conf:2: extra: unknown setting", routesd);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, where) != NULL, "%s in:\n%s", where, out);
+    free(out);
+    wt_finish(&srv);
+}
+
+/* README's author loop on a fresh clone: the parent directory does not exist yet. */
+Test(dropin, new_plugin_creates_missing_parent_directories)
+{
+    char dir[400], out_path[500];
+    snprintf(dir, sizeof(dir), "%s/fresh/plugins-dev", plugdir);
+    const char *const args[] = {"new-plugin", "greeter", dir, NULL};
+    char *out = NULL;
+    int rc = wt_run(&out, args, NULL);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    struct stat st;
+    snprintf(out_path, sizeof(out_path), "%s/greeter/greeter.routes", dir);
+    cr_assert_eq(stat(out_path, &st), 0, "%s", out_path);
+    wt_finish(&srv);
+}
