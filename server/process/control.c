@@ -107,6 +107,30 @@ static int write_pid_file(const char *path)
     return 0;
 }
 
+void weft_control_serving_path(const char *pid_path, char *out, size_t size)
+{
+    snprintf(out, size, "%s.serving.conf", pid_path);
+}
+
+/* The text, not the path: the file on disk may already be the next edit. */
+static void write_serving(const weft_config *cfg)
+{
+    if (pid_file == NULL)
+        return;
+    char path[4200], tmp[4300];
+    weft_control_serving_path(pid_file, path, sizeof(path));
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    /* 0600: a conninfo may hold a password. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL || fputs(cfg->text, f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+        weft_log_warn("cannot write %s (weft reload then signals without checking for restart-only changes): %s",
+                      path, strerror(errno));
+        if (f == NULL && fd >= 0)
+            close(fd);
+    }
+}
+
 int weft_control_init(weft_generation *first)
 {
     sigset_t set;
@@ -126,6 +150,7 @@ int weft_control_init(weft_generation *first)
         if (write_pid_file(first->cfg->pid_file) != 0)
             return -1;
         pid_file = strdup(first->cfg->pid_file);
+        write_serving(first->cfg);
     }
     weft_generation_set_reaper(bury);
     weft_admin_set_waker(weft_control_wake);
@@ -139,8 +164,12 @@ void weft_control_cleanup(void)
 {
     weft_watcher_free(watcher);
     watcher = NULL;
-    if (pid_file != NULL)
+    if (pid_file != NULL) {
+        char path[4200];
+        weft_control_serving_path(pid_file, path, sizeof(path));
+        unlink(path);
         unlink(pid_file);
+    }
     free(pid_file);
     pid_file = NULL;
     free(graveyard);
@@ -182,7 +211,8 @@ static void notify_serving(void)
 static void reload(weft_reload_kind kind, const char *why)
 {
     weft_notify_reloading(why);
-    weft_reload(kind, why);
+    if (weft_reload(kind, why) == 0 && kind == WEFT_RELOAD_CONFIG)
+        write_serving(weft_reload_serving()->cfg);
     notify_serving();
     watch_current();
 }

@@ -7,6 +7,8 @@
 #ifndef WEFT_CONTROL_H
 #define WEFT_CONTROL_H
 
+#include <stddef.h>
+
 #include "reload/generation.h"
 
 /** Blocks SIGINT/SIGTERM/SIGHUP for all threads, writes the pid file, sets up watching. */
@@ -19,5 +21,11 @@ void weft_control_reap(void);
 void weft_control_cleanup(void);
 /** Wakes the control thread (any thread). */
 void weft_control_wake(void);
+/**
+ * Where the server keeps a copy of the config text it serves (mode 0600,
+ * next to the pid file): `weft reload` compares a new file with it and
+ * refuses restart-only changes before signalling.
+ */
+void weft_control_serving_path(const char *pid_file, char *out, size_t size);
 
 #endif

@@ -9,6 +9,9 @@
 
 #include "dispatch/blocking.h"
 #include "config/config.h"
+#include "base/file.h"
+#include "config/config_diff.h"
+#include "process/control.h"
 #include "dev/dev.h"
 #include "dev/scaffold.h"
 #include "reload/generation.h"
@@ -62,6 +65,26 @@ static weft_generation *load(const char *path, int check_only)
     return gen;
 }
 
+/* The server would refuse a change of restart-only settings after the
+ * signal; say so first, in its words (config/config_diff.c). */
+static int restart_only_refused(const weft_config *cfg)
+{
+    char path[4200], msg[1024];
+    weft_control_serving_path(cfg->pid_file, path, sizeof(path));
+    char *text = weft_file_read(path, NULL);
+    if (text == NULL) /* not ours to read (another user) or an older server: it checks anyway */
+        return 0;
+    weft_errors errs = {0};
+    weft_config *serving = weft_config_load_text(cfg->path, text, &errs);
+    weft_errors_clear(&errs);
+    free(text);
+    int refused = serving != NULL && weft_config_restart_only(serving, cfg, msg, sizeof(msg));
+    if (refused)
+        fprintf(stderr, "weft: %s\nweft: not signalling: the running server would refuse this reload\n", msg);
+    weft_config_free(serving);
+    return refused;
+}
+
 /* `weft reload`: what `systemctl reload` and operators without systemd use. */
 static int signal_running(const char *config)
 {
@@ -84,6 +107,8 @@ static int signal_running(const char *config)
         if (f == NULL || fscanf(f, "%d", &pid) != 1 || pid <= 0)
             fprintf(stderr, "weft: cannot read a pid from %s: %s\n", cfg->pid_file,
                     f == NULL ? strerror(errno) : "no number in it");
+        else if (restart_only_refused(cfg))
+            ;
         else if (kill(pid, SIGHUP) != 0)
             fprintf(stderr, "weft: cannot signal pid %d (from %s): %s\n", pid, cfg->pid_file, strerror(errno));
         else {

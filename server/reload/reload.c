@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config_diff.h"
 #include "dispatch/blocking.h"
 #include "base/log.h"
 #include "core/loop.h"
@@ -54,35 +55,6 @@ static void record(unsigned long gen, int ok, const char *message)
     pthread_mutex_unlock(&status_mu);
 }
 
-/* Settings that live in sockets and threads created at start-up. */
-static int restart_only_changes(const weft_config *old, const weft_config *cur, char *why, size_t size)
-{
-    why[0] = '\0';
-    if (old->threads != cur->threads)
-        snprintf(why + strlen(why), size - strlen(why), "threads %d -> %d; ", old->threads, cur->threads);
-    int listen_changed = old->n_listen != cur->n_listen;
-    for (size_t i = 0; !listen_changed && i < cur->n_listen; i++)
-        listen_changed = strcmp(old->listen[i].host, cur->listen[i].host) != 0 ||
-                         old->listen[i].cfg_port != cur->listen[i].cfg_port ||
-                         (old->listen[i].tls == NULL) != (cur->listen[i].tls == NULL);
-    if (listen_changed)
-        snprintf(why + strlen(why), size - strlen(why), "listen addresses; ");
-    if (old->admin.enabled != cur->admin.enabled || strcmp(old->admin.host, cur->admin.host) != 0 ||
-        old->admin.cfg_port != cur->admin.cfg_port)
-        snprintf(why + strlen(why), size - strlen(why), "admin listener; ");
-    if (old->coroutine.stack_size != cur->coroutine.stack_size)
-        snprintf(why + strlen(why), size - strlen(why), "coroutine.stack_size; ");
-    if (old->limits.max_body != cur->limits.max_body)
-        snprintf(why + strlen(why), size - strlen(why), "limits.max_body; ");
-    if ((old->log.access_log == NULL) != (cur->log.access_log == NULL) ||
-        (old->log.access_log != NULL && strcmp(old->log.access_log, cur->log.access_log) != 0))
-        snprintf(why + strlen(why), size - strlen(why), "log.access_log; ");
-    size_t n = strlen(why);
-    if (n >= 2)
-        why[n - 2] = '\0';
-    return n > 0;
-}
-
 static const weft_route *find_route(const weft_generation *g, const weft_route_cfg *rc)
 {
     for (size_t i = 0; i < g->n_routes; i++)
@@ -109,6 +81,11 @@ static void log_diff(const weft_generation *old, const weft_generation *cur)
                           o->module->name, o->module->seq, r->module->name,
                           r->module->desc.version ? r->module->desc.version : "?", r->module->seq,
                           weft_dispatch_name(o->cfg->dispatch), weft_dispatch_name(r->cfg->dispatch));
+            changed++;
+        } else if (!weft_setting_equal(o->cfg->options, r->cfg->options)) {
+            /* Same code, new options: still a change the operator made. */
+            weft_log_info("reload: route %s changed: options (plugin %s #%u re-initialised)", r->cfg->path,
+                          r->module->name, r->module->seq);
             changed++;
         }
     }
@@ -168,10 +145,9 @@ int weft_reload(weft_reload_kind kind, const char *why)
         refuse(why, &errs);
         return -1;
     }
-    char restart[512];
-    if (restart_only_changes(old->cfg, cfg, restart, sizeof(restart))) {
-        weft_errors_add(&errs, "%s: these settings only change with a restart: %s (revert them to reload, or restart)",
-                        cfg->path, restart);
+    char restart[1024];
+    if (weft_config_restart_only(old->cfg, cfg, restart, sizeof(restart))) {
+        weft_errors_add(&errs, "%s", restart);
         weft_config_free(cfg);
         refuse(why, &errs);
         return -1;

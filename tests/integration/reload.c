@@ -299,6 +299,47 @@ Test(reload, broken_config_is_refused_with_file_and_line)
     wt_finish(&srv);
 }
 
+/* A reload that only changes a route's options says so: "1 changed", not 0. */
+Test(reload, options_only_change_is_counted)
+{
+    write_conf("t1", "coroutine");
+    sighup();
+    char *log = wt_wait_log(&srv, "generation 2 serving", 3000);
+    cr_assert(strstr(log, "route /ver changed: options") != NULL, "%s", log);
+    cr_assert(strstr(log, "0 added, 0 removed, 1 changed") != NULL, "%s", log);
+    free(log);
+    wait_for("/ver", "tag=t1", 3000);
+    wt_finish(&srv);
+}
+
+/* Restart-only settings: `weft reload` refuses before signalling, with the
+ * very message the server logs when it is signalled anyway. */
+Test(reload, weft_reload_refuses_restart_only_changes_like_the_server)
+{
+    char conf[2048];
+    snprintf(conf, sizeof(conf),
+             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "plugin_dirs = [\"%s\"];\npid_file = \"%s/weft.pid\";\nlimits = { max_body = 4096; };\n"
+             "pools = ({ name = \"default\"; size = 4; queue = 1000; });\n"
+             "routes = ( { path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; options = { tag = \"t9\"; }; } );\n",
+             plugdir, plugdir);
+    wt_write_conf(&srv, conf);
+    char *out;
+    const char *args[] = {"reload", "-c", srv.conf, NULL};
+    cr_assert_eq(wt_run(&out, args, NULL), 1, "%s", out);
+    const char *start = strstr(out, "weft: ");
+    cr_assert(start != NULL && strstr(start, "only change with a restart: limits.max_body") != NULL, "%s", out);
+    char msg[1024];
+    snprintf(msg, sizeof(msg), "%.*s", (int)strcspn(start + 6, "\n"), start + 6);
+    free(out);
+    sighup();
+    char *log = wt_wait_log(&srv, "refused", 3000);
+    cr_assert(strstr(log, msg) != NULL, "the server says the same '%s':\n%s", msg, log);
+    free(log);
+    wait_for("/ver", "tag=t0", 200);
+    wt_finish(&srv);
+}
+
 Test(reload, unsafe_permissions_are_refused)
 {
     char so[200];

@@ -1,0 +1,64 @@
+#include "config/config_diff.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int same_string(const char *a, const char *b) { return (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0); }
+
+int weft_config_restart_only(const weft_config *old, const weft_config *cur, char *msg, size_t size)
+{
+    char why[512] = "";
+    if (old->threads != cur->threads)
+        snprintf(why + strlen(why), sizeof(why) - strlen(why), "threads %d -> %d; ", old->threads, cur->threads);
+    int listen_changed = old->n_listen != cur->n_listen;
+    for (size_t i = 0; !listen_changed && i < cur->n_listen; i++)
+        listen_changed = strcmp(old->listen[i].host, cur->listen[i].host) != 0 ||
+                         old->listen[i].cfg_port != cur->listen[i].cfg_port ||
+                         (old->listen[i].tls == NULL) != (cur->listen[i].tls == NULL);
+    if (listen_changed)
+        snprintf(why + strlen(why), sizeof(why) - strlen(why), "listen addresses; ");
+    if (old->admin.enabled != cur->admin.enabled || !same_string(old->admin.host, cur->admin.host) ||
+        old->admin.cfg_port != cur->admin.cfg_port)
+        snprintf(why + strlen(why), sizeof(why) - strlen(why), "admin listener; ");
+    if (old->coroutine.stack_size != cur->coroutine.stack_size)
+        snprintf(why + strlen(why), sizeof(why) - strlen(why), "coroutine.stack_size; ");
+    if (old->limits.max_body != cur->limits.max_body)
+        snprintf(why + strlen(why), sizeof(why) - strlen(why), "limits.max_body; ");
+    if (!same_string(old->log.access_log, cur->log.access_log))
+        snprintf(why + strlen(why), sizeof(why) - strlen(why), "log.access_log; ");
+    size_t n = strlen(why);
+    if (n == 0)
+        return 0;
+    why[n - 2] = '\0';
+    snprintf(msg, size, "%s: these settings only change with a restart: %s (revert them to reload, or restart)",
+             cur->path, why);
+    return 1;
+}
+
+int weft_setting_equal(const config_setting_t *a, const config_setting_t *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    if (config_setting_type(a) != config_setting_type(b))
+        return 0;
+    switch (config_setting_type(a)) {
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: return config_setting_get_int64(a) == config_setting_get_int64(b);
+    case CONFIG_TYPE_FLOAT: return config_setting_get_float(a) == config_setting_get_float(b);
+    case CONFIG_TYPE_BOOL: return config_setting_get_bool(a) == config_setting_get_bool(b);
+    case CONFIG_TYPE_STRING: return strcmp(config_setting_get_string(a), config_setting_get_string(b)) == 0;
+    default: break;
+    }
+    int n = config_setting_length(a);
+    if (n != config_setting_length(b))
+        return 0;
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *x = config_setting_get_elem(a, (unsigned)i);
+        /* Groups by name (order does not matter), lists and arrays by position. */
+        const config_setting_t *y = config_setting_is_group(a) ? config_setting_get_member(b, config_setting_name(x))
+                                                               : config_setting_get_elem(b, (unsigned)i);
+        if (!weft_setting_equal(x, y))
+            return 0;
+    }
+    return 1;
+}
