@@ -301,6 +301,11 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         db->connect_timeout_s = (int)weft_cfg_int(v, g, "database", "connect_timeout_s", 1, 600, 5);
     }
     db->conninfo = weft_cfg_strdup(conninfo);
+    /* packaging/run.sh and container setups point libpq at the server
+     * through the environment alone: that is a configured database too. */
+    static const char *const pg_env[] = {"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE", NULL};
+    for (const char *const *e = pg_env; *e != NULL && !db->configured; e++)
+        db->configured = getenv(*e) != NULL && getenv(*e)[0] != '\0';
 
     cfg->shutdown.grace_s = 10;
     if ((g = weft_cfg_member(v, root, "", "shutdown", CONFIG_TYPE_GROUP)) != NULL) {

@@ -63,7 +63,7 @@ typedef struct weft_db_cfg {
     int loop_connections;  /* pipelined non-blocking connections per event loop */
     int statement_timeout_ms;
     int connect_timeout_s;
-    int configured; /* the config has a database group: readiness checks it */
+    int configured; /* a database group, or PGHOST/PGHOSTADDR/PGPORT/PGDATABASE/PGSERVICE: readiness checks it */
 } weft_db_cfg;
 
 /* A route fragment that was read (config/route_files.h). */

@@ -130,7 +130,7 @@ Test(database, down_gives_503_fast_then_recovers)
         s[i] = (slow){i % 2 ? "/coroutine/slow?n=1.5" : "/reactive/slow?n=1.5", 0};
         pthread_create(&t[i], NULL, slow_client, &s[i]);
     }
-    usleep(400000);
+    wt_wait_metric(&srv, "weft_inflight_requests", N, 20000);
     double t0 = wt_now_ms();
     cr_assert_eq(pg("stop"), 0);
     for (int i = 0; i < N; i++) {

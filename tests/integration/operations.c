@@ -162,7 +162,19 @@ Test(health, ready_follows_the_database, .timeout = 120)
     cr_assert(strstr(body, "\"name\":\"database\",\"status\":\"UP\"") != NULL, "%s", body);
     free(body);
 
+    /* The libpq environment alone (no database group) is a database too. */
+    wt_server e = {0};
+    wt_start_env(&e, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+                     "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
+                 env);
+    cr_assert_eq(wait_status(&e, "/health/ready", 200, 10000), 200);
+    cr_assert_eq(get(&e, "GET", "/health/ready", &body), 200);
+    cr_assert(strstr(body, "\"name\":\"database\",\"status\":\"UP\"") != NULL, "%s", body);
+    free(body);
+
     cr_assert_eq(pg("stop"), 0);
+    cr_assert_eq(wait_status(&e, "/health/ready", 503, 10000), 503, "env-only database down: not ready");
+    cr_assert_eq(wt_stop(&e), 0);
     cr_assert_eq(wait_status(&s, "/health/ready", 503, 10000), 503);
     cr_assert_eq(get(&s, "GET", "/health/ready", &body), 503);
     cr_assert(strstr(body, "\"name\":\"database\",\"status\":\"DOWN\"") != NULL, "%s", body);
@@ -197,7 +209,7 @@ Test(shutdown, sigterm_lets_in_flight_requests_finish, .timeout = 60)
 {
     wt_server s = {0};
     wt_start(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false; shutdown = { grace_s = 10; };\n"
-                 "routes = ({ path = \"/delay\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 1000; }; });\n");
+                 "routes = ({ path = \"/delay\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 2000; }; });\n");
     enum { N = 50 };
     client c[N];
     pthread_t t[N];
@@ -205,7 +217,9 @@ Test(shutdown, sigterm_lets_in_flight_requests_finish, .timeout = 60)
         c[i] = (client){&s, 0};
         pthread_create(&t[i], NULL, slow_get, &c[i]);
     }
-    usleep(400000); /* all 50 connected and waiting on their 1 s delay */
+    /* All 50 dispatched and waiting on their delay: the server's own gauge
+     * says so (a fixed sleep lost requests on a loaded machine). */
+    wt_wait_metric(&s, "weft_inflight_requests", N, 20000);
     double t0 = wt_now_ms();
     int status = wt_stop(&s);
     for (int i = 0; i < N; i++) {
@@ -213,7 +227,7 @@ Test(shutdown, sigterm_lets_in_flight_requests_finish, .timeout = 60)
         cr_assert_eq(c[i].status, 200, "in-flight request %d got %ld", i, c[i].status);
     }
     cr_assert_eq(status, 0);
-    cr_assert_lt(wt_now_ms() - t0, 5000.0);
+    cr_assert_lt(wt_now_ms() - t0, 8000.0, "in-flight requests finish in their 2 s, long before grace_s");
     char *log = wt_read_log(&s);
     cr_assert(strstr(log, "stopping") != NULL && strstr(log, "stopped") != NULL, "%s", log);
     free(log);
@@ -266,8 +280,8 @@ Test(limits, max_connections_defers_accepting_until_one_closes, .timeout = 60)
     wt_server s = {0};
     wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false; limits = { max_connections = 2; };\n"
                  "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    /* The backlog is FIFO: a and b are accepted before c, whenever that is. */
     int a = connect_raw(s.port), b = connect_raw(s.port);
-    usleep(200000); /* both accepted */
     /* a third client queues in the kernel backlog: no answer while two are open */
     int c = connect_raw(s.port);
     cr_assert_eq(write(c, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n", 32), 32);
@@ -284,7 +298,7 @@ Test(limits, max_connections_defers_accepting_until_one_closes, .timeout = 60)
     cr_assert(strstr(buf, "200 OK") != NULL, "%s", buf);
     close(b);
     close(c);
-    usleep(100000);
+    /* counted when c's accept was deferred, before it was served */
     char *m = scrape(&s);
     cr_assert_geq(series(m, "weft_connections_deferred_total"), 1);
     free(m);
@@ -349,7 +363,7 @@ Test(limits, out_of_file_descriptors_backs_off_and_recovers, .timeout = 60)
     int c[N];
     for (int i = 0; i < N; i++)
         c[i] = connect_raw(s.port);
-    usleep(300000);
+    free(wt_wait_log(&s, "pausing new connections", 10000));
     /* the established connection is still served while accept has no fds */
     cr_assert_eq(request_on(kept), 200);
     char *log = wt_read_log(&s);
@@ -363,7 +377,7 @@ Test(limits, out_of_file_descriptors_backs_off_and_recovers, .timeout = 60)
     cr_assert_lt(used, sysconf(_SC_CLK_TCK) / 2, "%ld CPU ticks in 1 s while out of descriptors: spinning", used);
     for (int i = 0; i < N; i++)
         close(c[i]);
-    usleep(400000);
+    /* no wait: the fresh connection sits in the backlog until the next retry */
     int fresh = connect_raw(s.port);
     cr_assert_eq(request_on(fresh), 200, "new connections succeed once descriptors free up");
     close(fresh);

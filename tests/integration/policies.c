@@ -156,7 +156,7 @@ Test(policies, full_queue_gives_503_with_retry_after)
     /* The 503 carries Retry-After: probe while the only worker is busy. */
     pthread_t t;
     pthread_create(&t, NULL, hold_tiny, NULL);
-    usleep(150000);
+    wt_wait_metric(&srv, "weft_inflight_requests", 1, 10000);
     wt_resp r;
     cr_assert_eq(wt_http(&srv, "GET", "/tiny/delay", NULL, &r), 0);
     cr_assert_eq(r.status, 503);

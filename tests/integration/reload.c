@@ -230,7 +230,7 @@ Test(reload, long_request_finishes_on_old_version_which_is_then_unloaded)
     pthread_t t;
     held h = {0};
     pthread_create(&t, NULL, long_request, &h);
-    usleep(300000);
+    wt_wait_metric(&srv, "weft_inflight_requests", 1, 10000);
     install('B');
     wait_for("/ver", "ver=B", 1000);
     char *st = admin_status();

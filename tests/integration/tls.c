@@ -124,7 +124,7 @@ Test(tls, reload_rotates_the_certificate_without_failing_open_connections)
     char slow_status[16] = "";
     pthread_t t;
     pthread_create(&t, NULL, slow_request, slow_status);
-    usleep(400000); /* the slow request's connection is open and waiting */
+    wt_wait_metric(&srv, "weft_inflight_requests", 1, 10000); /* the slow request is in flight */
     make_cert(srv.dir, "server", 2002);
     cr_assert_eq(kill(srv.pid, SIGHUP), 0);
     wait_log("generation 2 serving");

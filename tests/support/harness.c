@@ -437,3 +437,31 @@ char *wt_wait_log(const wt_server *s, const char *needle, double limit_ms)
         free(log);
     }
 }
+
+static double metric_value(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && p[n] == ' ')
+            return atof(p + n + 1);
+    return -1;
+}
+
+void wt_wait_metric(const wt_server *s, const char *name, double min, double limit_ms)
+{
+    wt_server where = *s;
+    double last = -1;
+    for (double t0 = wt_now_ms(); wt_now_ms() - t0 < limit_ms; usleep(5000)) {
+        wt_resp r;
+        if (wt_http(&where, "GET", "/metrics", NULL, &r) != 0)
+            continue;
+        if (r.status == 404 && s->admin_port > 0 && where.port != s->admin_port) {
+            where.port = s->admin_port; /* observability.metrics = "admin" */
+        } else if (r.status == 200 && (last = metric_value(r.body, name)) >= min) {
+            wt_resp_free(&r);
+            return;
+        }
+        wt_resp_free(&r);
+    }
+    cr_assert_fail("%s stayed below %g for %.0f ms (last %g)", name, min, limit_ms, last);
+}

@@ -70,6 +70,13 @@ void wt_pct_encode(const char *raw, char *out, size_t size);
 /** Header value from a response (case-insensitive), copied into buf; NULL if absent. */
 const char *wt_header(const wt_resp *r, const char *name, char *buf, size_t size);
 void wt_resp_free(wt_resp *r);
+/**
+ * Polls the server's /metrics (main listener, else admin) until the series
+ * `name` is at least `min`; fails the test after `limit_ms`. Tests wait on
+ * the server's own gauges (weft_inflight_requests: requests dispatched and
+ * not yet answered), never on a fixed sleep.
+ */
+void wt_wait_metric(const wt_server *s, const char *name, double min, double limit_ms);
 
 /**
  * `n` requests at once over separate connections: paths[i] and, if bodies is
