@@ -29,6 +29,11 @@ pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null || true' INT TERM
 status=0
 wait "$pid" || status=$?
-if kill -0 "$pid" 2>/dev/null; then wait "$pid" || status=$?; fi
+# A signal interrupts `wait` (status 128+N) while weft is still stopping:
+# wait again, so the script exits with weft's own status (0 on a clean stop).
+if [ "$status" -gt 128 ]; then
+  status=0
+  wait "$pid" || status=$?
+fi
 [ -n "$pgdir" ] && packaging/pgdev.sh stop "$pgdir" >&2
 exit "$status"
