@@ -17,6 +17,14 @@
 # verify` accepts the unit; SIGTERM stops it with status 0; `apt-get purge`
 # leaves nothing behind. It prints PASS or FAIL for each step and a summary.
 #
+# docs/INSTALL.md is the script where it can be: the commands of its ```sh
+# blocks are run as written (see doc_run below) — §2's install, §3's
+# database set-up, §4's and §5's checks, §6's drop-in of a plugin with its
+# routes file, §8's removal and purge — and the checks around them are this
+# script's. Only what needs a running systemd (systemctl, journalctl,
+# sudoedit) is done here the way the unit does it instead. A doc change that
+# breaks one of those commands fails this check.
+#
 # It needs root (it installs packages and starts the system cluster) and
 # ports 8080 and 9901 free. Whatever it creates — the packages, the user, the
 # database and role, a cluster it created or started, the scratch tree — is
@@ -36,6 +44,23 @@ unset PGHOST PGHOSTADDR PGPORT PGUSER PGDATABASE PGSERVICE PGSERVICEFILE PGOPTIO
   WEFT_PLUGIN_PATH PORT NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID RUNTIME_DIRECTORY 2>/dev/null || true
 export LC_ALL=C DEBIAN_FRONTEND=noninteractive
 apt_get() { apt-get -y -q -o DPkg::Lock::Timeout=600 "$@"; }
+# INSTALL.md's own `apt-get install` lines must not stop at a prompt.
+apt_conf=$(mktemp /tmp/weft-check-apt.XXXXXX)
+printf 'APT::Get::Assume-Yes "true";\nDPkg::Lock::Timeout "600";\n' >"$apt_conf"
+export APT_CONFIG="$apt_conf"
+# The guide writes `sudo`; a root shell without it runs the commands bare
+# (as INSTALL.md says), and `sudo -u USER` is runuser.
+if ! command -v sudo >/dev/null 2>&1; then
+  sudo() {
+    if [ "$1" = -u ]; then
+      u=$2
+      shift 2
+      runuser -u "$u" -- "$@"
+    else
+      "$@"
+    fi
+  }
+fi
 
 conf=/etc/weft/weft.conf
 unit=/lib/systemd/system/weft.service
@@ -108,6 +133,7 @@ cleanup() {
   fi
   [ -n "$notify_pid" ] && stop_pid "$notify_pid" 2
   [ -n "$dropin_file" ] && rm -f "$dropin_file" "$dropdir"/.dropin.so.new
+  rm -f "$dropdir"/myplugin.so "$dropdir"/myplugin.routes "$dropdir"/.myplugin.so.new "$dropdir"/.myplugin.routes.new
   if [ "$installed" -eq 1 ]; then
     note "cleanup: purging weft and weft-dev"
     apt_get purge weft weft-dev >/dev/null 2>&1
@@ -132,6 +158,7 @@ cleanup() {
     fi
   fi
   [ -n "$tmp" ] && rm -rf "$tmp"
+  rm -f "$apt_conf"
   echo "" >&2
   echo "check-debian.sh summary:$results" >&2
   if [ "$rc" -eq 0 ] && [ -z "$failed" ]; then
@@ -181,6 +208,53 @@ tmp=$(mktemp -d /tmp/weft-check-debian.XXXXXX)
 # weft (as user weft) must reach the notify socket under it; names stay unlisted.
 chmod 0711 "$tmp"
 
+# ---- docs/INSTALL.md, as written ---------------------------------------------
+
+install_md=$root/docs/INSTALL.md
+# The ```sh commands of the section whose heading starts with $1 ("## 8."),
+# one per line: continuation lines joined, blank and comment lines dropped.
+doc_commands() {
+  awk -v want="$1" '
+    /^## / { inside = index($0, want) == 1; code = 0; next }
+    inside && /^```sh$/ { code = 1; next }
+    inside && /^```/ { code = 0; next }
+    inside && code {
+      line = $0
+      sub(/^[ \t]+/, "", line)
+      if (cont != "") { line = cont " " line; cont = "" }
+      if (line ~ /\\$/) { sub(/\\$/, "", line); cont = line; next }
+      if (line == "" || line ~ /^#/) next
+      print line
+    }' "$install_md"
+}
+# curl as the guide writes it, but an error status fails, and a just-dropped
+# route gets the second it may take to appear.
+doc_curl() { command curl -fsS --max-time 10 --retry 15 --retry-delay 1 --retry-all-errors "$@"; }
+# Runs section $1's commands in directory $2, in order, in this shell (so
+# the sudo stand-in applies); commands matching the ERE $3 are left to this
+# script (no systemd here); after a command matching the ERE $4, the shell
+# code $5 runs (what a reader does by hand between two commands).
+doc_run() {
+  doc_commands "$1" >"$tmp/doc.cmds"
+  [ -s "$tmp/doc.cmds" ] || fail "docs/INSTALL.md has no sh commands under '$1'"
+  while IFS= read -r cmd; do
+    if [ -n "${3:-}" ] && printf '%s\n' "$cmd" | grep -Eq "$3"; then
+      note "INSTALL.md $1 (done by this script instead): $cmd"
+      continue
+    fi
+    note "INSTALL.md $1: $cmd"
+    case $cmd in curl\ *) cmd="doc_curl ${cmd#curl }" ;; esac
+    if ! (cd "$2" && eval "$cmd") </dev/null >>"$tmp/doc.log" 2>&1; then
+      tail -n 30 "$tmp/doc.log" >&2
+      fail "docs/INSTALL.md '$1': \`$cmd\` failed (output above)"
+    fi
+    if [ -n "${4:-}" ] && printf '%s\n' "$cmd" | grep -Eq "$4"; then
+      (cd "$2" && eval "$5") >>"$tmp/doc.log" 2>&1 || fail "docs/INSTALL.md '$1': the step after \`$cmd\` failed"
+    fi
+  done <"$tmp/doc.cmds"
+}
+doc_commands "## 2." | grep -q . || fail "docs/INSTALL.md: no sh commands under '## 2.' (is the guide's layout changed?)"
+
 # ---- build -------------------------------------------------------------------
 
 step "build the packages with dpkg-buildpackage -b -us -uc in a scratch copy"
@@ -224,12 +298,10 @@ pass
 
 # ---- install -----------------------------------------------------------------
 
-step "apt-get install ./$deb ./$devdeb"
+step "INSTALL.md §2, as written: apt-get install the .debs ($deb, $devdeb)"
 installed=1
-if ! (cd "$tmp" && apt_get install "./$deb" "./$devdeb") >"$tmp/install.log" 2>&1; then
-  tail -n 30 "$tmp/install.log" >&2
-  fail "apt-get install failed"
-fi
+doc_commands "## 2." | grep -qF "./$deb" || fail "docs/INSTALL.md §2 does not install ./$deb (the version or architecture changed?)"
+doc_run "## 2." "$tmp/src"
 pass
 
 step "installed layout: user, directories, conffile, unit, man pages, plugins"
@@ -245,6 +317,7 @@ done
 [ "$(stat -c '%U:%G %a' "$dropdir" 2>/dev/null)" = "root:root 755" ] ||
   fail "$dropdir should be root:root 0755: $(stat -c '%U:%G %a' "$dropdir" 2>&1)"
 dpkg-query -W -f='${Conffiles}\n' weft | grep -q " $conf " || fail "$conf is not a conffile of weft"
+[ -d /etc/weft/routes.d ] || fail "no /etc/weft/routes.d (the route fragments' drop-in directory)"
 [ -f "$unit" ] || fail "no $unit"
 [ ! -e /etc/systemd/system/multi-user.target.wants/weft.service ] || fail "the unit should not be enabled on install"
 plugdir=/usr/lib/$multiarch/weft/plugins
@@ -304,9 +377,10 @@ pg_query "SELECT 1" >/dev/null || fail "cannot connect to cluster $cluster as po
 [ -n "$(pg_query "SELECT 1 FROM pg_database WHERE datname = 'weft'")" ] || db_created=1
 pass
 
-step "weft-setup-db, twice: role, database, schema owned by weft, unchanged by the second run"
-/usr/sbin/weft-setup-db >"$tmp/setup1.log" 2>&1 || { cat "$tmp/setup1.log" >&2; fail "weft-setup-db failed"; }
-cat "$tmp/setup1.log" >&2
+step "INSTALL.md §3 as written (weft-setup-db), then weft-setup-db again: role, database, schema owned by weft, unchanged by the second run"
+: >"$tmp/doc.log"
+doc_run "## 3." "$tmp"
+cat "$tmp/doc.log" >&2
 [ "$(pg_query "SELECT rolcanlogin FROM pg_roles WHERE rolname = 'weft'")" = t ] || fail "no login role weft"
 [ "$(pg_query "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'weft'")" = weft ] ||
   fail "database weft is not owned by weft"
@@ -449,6 +523,10 @@ else
 fi
 pass
 
+step "INSTALL.md §4's checks as written (systemctl is this script's unit emulation)"
+if [ "$has_persons" -eq 1 ]; then doc_run "## 4." "$tmp" 'systemctl'; else doc_run "## 4." "$tmp" 'systemctl|persons'; fi
+pass
+
 add_route() { # a route line, inserted first in the routes list (write, then rename)
   sed "/^routes = (/a\\
   $1," "$conf" >"$conf.check-new"
@@ -470,6 +548,9 @@ done
 [ ! -e "$tmp/reload.failed" ] || fail "$(cat "$tmp/reload.failed")"
 eventually "$http/check/hello" 200 "edited and reloaded"
 expect "$http/hello" 200 hello
+# §5 as written, but for the editor and systemctl (done above as the unit does).
+doc_run "## 5." "$tmp" 'sudoedit|systemctl'
+grep -q '"generation": 2' "$tmp/doc.log" || fail "INSTALL.md §5's /status does not show the reloaded generation 2"
 i=0
 until [ "$(count RELOADING=1)" -gt "$reloading0" ] && [ "$(count READY=1)" -gt "$ready0" ]; do
   [ "$i" -lt 50 ] || fail "weft did not report RELOADING=1 then READY=1 around the reload"
@@ -507,6 +588,20 @@ pass
 step "replacing the routed drop-in plugin (write, then rename) swaps it in without a reload"
 make_dropin "swapped in"
 eventually "$http/check/dropin" 200 "swapped in"
+pass
+
+step "INSTALL.md §6 as written: myplugin.so and myplugin.routes dropped in, /mine answers with no config edit or reload"
+mkdir "$tmp/doc6"
+chmod 0755 "$tmp/doc6"
+# The reader's edit between cp and cc: the plugin's name must be its file's.
+doc_run "## 6." "$tmp/doc6" "" '^cp ' "sed -i 's/\\.name = \"hello\"/.name = \"myplugin\"/' myplugin.c && grep -q '\\.name = \"myplugin\"' myplugin.c"
+grep -q 'reload: route /mine added' "$tmp/weft.log" ||
+  fail "weft did not log 'route /mine added' for the dropped-in routes file"
+expect "$http/mine" 200 hello
+# Removing the routes file removes the endpoint, the .so may then go.
+rm -f "$dropdir/myplugin.routes"
+eventually "$http/mine" 404 ""
+rm -f "$dropdir/myplugin.so"
 pass
 
 step "weft new-plugin scaffolds a project that builds with make against the installed weft-dev"
@@ -589,10 +684,11 @@ pass
 
 # ---- purge -------------------------------------------------------------------
 
-step "apt-get purge weft weft-dev removes the packages, the config, state, logs and the user"
+step "INSTALL.md §8 as written (remove, then purge) removes the packages, the config, state, logs and the user"
 rm -f "$dropin_file"
 dropin_file=""
-(apt_get purge weft weft-dev) >"$tmp/purge.log" 2>&1 || { tail -n 30 "$tmp/purge.log" >&2; fail "apt-get purge failed"; }
+: >"$tmp/doc.log"
+doc_run "## 8." "$tmp" 'psql'
 installed=0
 for p in weft weft-dev; do
   s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
