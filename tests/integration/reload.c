@@ -411,7 +411,9 @@ Test(reload, two_hundred_reloads_do_not_grow_memory_or_fds)
     long rss1 = rss_kb();
     int fds1 = fd_count();
     cr_log_info("RSS %ld -> %ld KiB, fds %d -> %d over 200 reloads", rss0, rss1, fds0, fds1);
-    cr_assert_eq(fds1, fds0, "file descriptors leaked: %d -> %d", fds0, fds1);
+    /* A leak per reload would show 200; the slack is a client connection
+     * the server may not have seen closing yet when the count is taken. */
+    cr_assert_leq(fds1, fds0 + 2, "file descriptors leaked: %d -> %d", fds0, fds1);
 #ifndef __SANITIZE_ADDRESS__
     /* Under ASan freed memory sits in quarantine and TSan's shadow memory
      * grows with every thread, so RSS says nothing there; those builds check
