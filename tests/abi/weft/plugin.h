@@ -1,0 +1,241 @@
+/*
+ * weft/plugin.h — the public plugin API of the weft application server.
+ *
+ * This is the only header a plugin includes. It depends on libc alone: no h2o,
+ * libpq or libconfig type ever appears here, so the server can upgrade those
+ * libraries (libh2o changes its SONAME with every minor release) without
+ * breaking a plugin that was built years ago.
+ *
+ * Stability rules (the "ABI contract"):
+ *   - A plugin exports one function, weft_plugin_entry(), returning a pointer
+ *     to a `static const weft_plugin` descriptor.
+ *   - The host checks magic, abi_version and struct_size before it calls
+ *     anything in the plugin, and refuses a mismatch with a message that says
+ *     exactly which field differs.
+ *   - Both structures below only ever grow at the end. A plugin built against
+ *     an older header has a smaller struct_size, and the host treats the
+ *     missing trailing fields as NULL. A plugin that wants a host service added
+ *     later checks `host->struct_size` (WEFT_HOST_HAS) before calling it.
+ *   - WEFT_PLUGIN_ABI changes only when an existing field changes meaning;
+ *     the host then refuses older plugins by name rather than crashing.
+ */
+#ifndef WEFT_PLUGIN_H
+#define WEFT_PLUGIN_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** "WEFT" in little-endian ASCII; first field of every descriptor. */
+#define WEFT_PLUGIN_MAGIC 0x54464557u
+/** Incompatible-change counter of this header. */
+#define WEFT_PLUGIN_ABI 1u
+/** The symbol the host looks up with dlsym(). */
+#define WEFT_PLUGIN_ENTRY_SYMBOL "weft_plugin_entry"
+
+#if defined(__GNUC__)
+#define WEFT_EXPORT __attribute__((visibility("default")))
+#define WEFT_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define WEFT_EXPORT
+#define WEFT_PRINTF(fmt, args)
+#endif
+
+/** One result code for the whole API. */
+typedef enum weft_rc {
+    WEFT_OK = 0,           /**< done */
+    WEFT_ERROR = -1,       /**< failed; the host answers 500 if no status was set */
+    WEFT_AGAIN = -2,       /**< reactive handler: the response is completed later by host->done() */
+    WEFT_TIMEOUT = -3,     /**< a host primitive gave up (e.g. statement timeout) */
+    WEFT_UNAVAILABLE = -4, /**< a host service (database, pool) cannot take the work now */
+    WEFT_CANCELLED = -5    /**< the server is shutting down or the work was withdrawn */
+} weft_rc;
+
+/** Log levels, numbered as syslog priorities so journald understands them. */
+typedef enum weft_log_level {
+    WEFT_LOG_ERROR = 3,
+    WEFT_LOG_WARN = 4,
+    WEFT_LOG_INFO = 6,
+    WEFT_LOG_DEBUG = 7
+} weft_log_level;
+
+/** A request in flight. Opaque; valid from handler entry until the response is complete. */
+typedef struct weft_req weft_req;
+/** A route being initialised. Opaque; valid only during init(). */
+typedef struct weft_init weft_init;
+/** A database result owned by the plugin until result_free(). Opaque. */
+typedef struct weft_result weft_result;
+/** A host-provided fair (FIFO) lock that works across worker threads, coroutines and callbacks. */
+typedef struct weft_mutex weft_mutex;
+
+/**
+ * Completion callback of a reactive host primitive. Always runs on the event
+ * loop thread that owns `req`. `rc` is WEFT_OK or an error code.
+ */
+typedef void (*weft_callback)(weft_req *req, void *arg, int rc);
+
+/**
+ * Completion of db_query_async(), on the loop thread that owns `req`. On
+ * WEFT_OK `res` holds the rows; on WEFT_ERROR it may carry the SQL error
+ * (result_sqlstate); on WEFT_UNAVAILABLE / WEFT_TIMEOUT it is NULL. The
+ * callback owns `res` and frees it with result_free().
+ */
+typedef void (*weft_db_callback)(weft_req *req, void *arg, int rc, weft_result *res);
+
+/**
+ * Services the host offers a plugin. Handed to init(); a plugin keeps the
+ * pointer (it stays valid until the plugin is unloaded).
+ */
+typedef struct weft_host {
+    uint32_t struct_size; /**< sizeof(weft_host) of the running host */
+    uint32_t abi_version; /**< WEFT_PLUGIN_ABI of the running host */
+    const char *server_version;
+
+    /* ---- logging ---- */
+    /** Log a line, prefixed with the route and plugin when `req` is not NULL. Any thread. */
+    void (*log)(const weft_req *req, int level, const char *fmt, ...) WEFT_PRINTF(3, 4);
+
+    /* ---- route initialisation (valid only inside init) ---- */
+    /** The route pattern being initialised, e.g. "/pool/cpu". */
+    const char *(*init_route)(const weft_init *ctx);
+    /**
+     * Options of the route's `options` group. A missing option yields `def`;
+     * a wrong type makes init fail with the config file and line, whatever
+     * init returns. Options a plugin never asks for are reported as unknown.
+     */
+    const char *(*opt_string)(weft_init *ctx, const char *name, const char *def);
+    long long (*opt_int)(weft_init *ctx, const char *name, long long def);
+    double (*opt_float)(weft_init *ctx, const char *name, double def);
+    int (*opt_bool)(weft_init *ctx, const char *name, int def);
+    /** Explain why init fails; the host logs it with the route and config line. */
+    void (*init_error)(weft_init *ctx, const char *fmt, ...) WEFT_PRINTF(2, 3);
+
+    /* ---- request (strings are NUL-terminated and live as long as the request) ---- */
+    const char *(*req_method)(const weft_req *req);
+    /** Path without the query string, as received. */
+    const char *(*req_path)(const weft_req *req);
+    /** Named path parameter of the route pattern ("/persons/{id}"), percent-decoded; NULL if absent. */
+    const char *(*req_param)(const weft_req *req, const char *name);
+    /** Query-string parameter, percent-decoded; NULL if absent. */
+    const char *(*req_query)(const weft_req *req, const char *name);
+    /** Request header, name case-insensitive; NULL if absent. */
+    const char *(*req_header)(const weft_req *req, const char *name);
+    /** Request body (may contain NULs; always followed by a NUL); *len gets its size. */
+    const char *(*req_body)(const weft_req *req, size_t *len);
+
+    /* ---- response ---- */
+    void (*res_status)(weft_req *req, int status);
+    int (*res_header)(weft_req *req, const char *name, const char *value);
+    /** Append bytes to the response body. */
+    int (*res_write)(weft_req *req, const void *data, size_t len);
+    int (*res_printf)(weft_req *req, const char *fmt, ...) WEFT_PRINTF(2, 3);
+    /** Replace the response with `status` and a plain-text `message`. */
+    int (*res_error)(weft_req *req, int status, const char *message);
+    /**
+     * Reactive handlers: the response is complete (after returning WEFT_AGAIN).
+     * Any thread; from another thread the completion is posted to the
+     * request's loop. Callbacks of the *_async primitives may run before the
+     * call that registered them returns (e.g. a free lock, a database known to
+     * be down); done() inside them is safe.
+     */
+    void (*done)(weft_req *req, int rc);
+
+    /* ---- blocking-style primitives: block under `pool`, suspend the coroutine under `coroutine` ---- */
+    int (*sleep_ms)(weft_req *req, uint32_t ms);
+    int (*mutex_lock)(weft_req *req, weft_mutex *m);
+    void (*mutex_unlock)(weft_req *req, weft_mutex *m);
+
+    /* ---- callback-style primitives for `reactive` handlers (loop thread only) ---- */
+    void (*sleep_async)(weft_req *req, uint32_t ms, weft_callback cb, void *arg);
+    /** `cb` runs once the lock is held by `req`; release it with mutex_unlock. */
+    void (*mutex_lock_async)(weft_req *req, weft_mutex *m, weft_callback cb, void *arg);
+
+    /* ---- host objects (any thread) ---- */
+    weft_mutex *(*mutex_new)(void);
+    void (*mutex_free)(weft_mutex *m);
+
+    /* ---- PostgreSQL: host-managed connections, parameterised statements only ---- */
+    /**
+     * Runs `sql` with text parameters $1..$nparams (a NULL element is SQL
+     * NULL) as a prepared statement. Blocking style: blocks a pool worker,
+     * suspends a coroutine; not for reactive handlers. Returns WEFT_OK with
+     * *res set; WEFT_UNAVAILABLE when the database is down or no connection
+     * frees up in time (answer 503); WEFT_TIMEOUT when the statement timeout
+     * passed; WEFT_ERROR for an SQL error (*res then carries it, or is NULL).
+     * Free *res with result_free(). No input ever becomes SQL text.
+     */
+    int (*db_query)(weft_req *req, const char *sql, int nparams, const char *const *params, weft_result **res);
+    /** Callback form of db_query for reactive handlers (loop thread only). */
+    void (*db_query_async)(weft_req *req, const char *sql, int nparams, const char *const *params,
+                           weft_db_callback cb, void *arg);
+    int (*result_rows)(const weft_result *res);
+    int (*result_cols)(const weft_result *res);
+    const char *(*result_name)(const weft_result *res, int col);
+    /** Text form of a value; NULL for SQL NULL. Valid until result_free(). */
+    const char *(*result_value)(const weft_result *res, int row, int col);
+    /** Rows affected by INSERT/UPDATE/DELETE. */
+    long long (*result_affected)(const weft_result *res);
+    /** The SQLSTATE of a failed statement ("23505"), or "" — for logic, not for clients. */
+    const char *(*result_sqlstate)(const weft_result *res);
+    /** The database's error text — for logs only: never send it to a client. */
+    const char *(*result_error)(const weft_result *res);
+    void (*result_free)(weft_result *res);
+} weft_host;
+
+/** True when the running host provides `field` (a host table member added after ABI 1.0). */
+#define WEFT_HOST_HAS(host, field) \
+    ((host)->struct_size >= offsetof(weft_host, field) + sizeof(((weft_host *)0)->field))
+
+/**
+ * The descriptor a plugin returns from weft_plugin_entry(). Declare it
+ * `static const` and start it with WEFT_PLUGIN_HEADER.
+ *
+ * Per-route state returned by init() is shared by every thread that serves
+ * the route (several event loops and worker threads at once): keep it
+ * read-only after init, or protect it (atomics, host mutexes).
+ */
+typedef struct weft_plugin {
+    uint32_t magic;       /**< WEFT_PLUGIN_MAGIC */
+    uint32_t abi_version; /**< WEFT_PLUGIN_ABI the plugin was built against */
+    uint32_t struct_size; /**< sizeof(weft_plugin) the plugin was built against */
+    uint32_t flags;       /**< reserved, 0 */
+    const char *name;     /**< plugin name as used in config; [a-z0-9_-], unique */
+    const char *version;  /**< free-form version string shown in logs and status */
+    const char *description;
+
+    /** Once per route using the plugin, before it serves. Return WEFT_OK and set *state, or fail. */
+    int (*init)(const weft_host *host, weft_init *ctx, void **state);
+    /** Once per route when its last request is done (shutdown or reload). */
+    void (*fini)(void *state);
+    /**
+     * Blocking-style handler, used by the `pool` and `coroutine` policies.
+     * May call the blocking-style primitives. Returns WEFT_OK or WEFT_ERROR.
+     */
+    int (*handle)(weft_req *req, void *state);
+    /**
+     * Callback-style handler, used by the `reactive` policy, on the loop
+     * thread. Must never block. Returns WEFT_OK when the response is complete,
+     * WEFT_AGAIN when it will call host->done() later, or WEFT_ERROR.
+     */
+    int (*handle_async)(weft_req *req, void *state);
+} weft_plugin;
+
+/** Initialiser for the first four descriptor fields. */
+#define WEFT_PLUGIN_HEADER \
+    .magic = WEFT_PLUGIN_MAGIC, .abi_version = WEFT_PLUGIN_ABI, .struct_size = sizeof(weft_plugin), .flags = 0
+
+/** Signature of the exported entry function. */
+typedef const weft_plugin *(*weft_plugin_entry_fn)(void);
+
+/** Every plugin defines this function (and nothing else needs exporting). */
+WEFT_EXPORT const weft_plugin *weft_plugin_entry(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_PLUGIN_H */

@@ -1,0 +1,63 @@
+/* A plugin built against the frozen ABI 1.0 header (tests/abi/) loads and
+ * serves on the current host under every dispatch policy. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define ROUTE(policy)                                                                                              \
+    "  { path = \"/" policy "/abi/{id}\"; plugin = \"abi10\"; dispatch = \"" policy                               \
+    "\"; options = { greeting = \"g-" policy "\"; sleep_ms = 5; }; }"
+
+static const char *conf = "threads = 2;\n"
+                          "listen = [\"127.0.0.1:0\"];\n"
+                          "routes = (\n" ROUTE("pool") ",\n" ROUTE("coroutine") ",\n" ROUTE("reactive") ");\n";
+
+static wt_server srv;
+static void start(void) { wt_start(&srv, conf); }
+static void stop(void)
+{
+    if (srv.pid > 0) {
+        int status = wt_stop(&srv);
+        char *log = wt_read_log(&srv);
+        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
+        free(log);
+    }
+}
+TestSuite(abi, .init = start, .fini = stop, .timeout = 60);
+
+typedef struct policy_param {
+    char name[16];
+} policy_param;
+
+ParameterizedTestParameters(abi, abi10_plugin_serves)
+{
+    static policy_param p[] = {{"pool"}, {"coroutine"}, {"reactive"}};
+    return cr_make_param_array(policy_param, p, 3);
+}
+
+ParameterizedTest(policy_param *p, abi, abi10_plugin_serves)
+{
+    char path[96], want[512], v[32];
+    snprintf(path, sizeof(path), "/%s/abi/42?q=hello", p->name);
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "POST", path, "payload", &r), 0);
+    cr_assert_eq(r.status, 200, "%s: %ld %s", path, r.status, r.body);
+    snprintf(want, sizeof(want),
+             "abi=1 host_abi=1 size_ok=1 greeting=g-%s method=POST path=/%s/abi/42 id=42 q=hello x=- body=payload",
+             p->name, p->name);
+    cr_assert_str_eq(r.body, want);
+    cr_assert_not_null(wt_header(&r, "x-abi", v, sizeof(v)));
+    cr_assert_str_eq(v, "1.0");
+    wt_resp_free(&r);
+
+    snprintf(path, sizeof(path), "/%s/abi/7?fail=1", p->name);
+    cr_assert_eq(wt_http(&srv, "GET", path, NULL, &r), 0);
+    cr_assert_eq(r.status, 418, "%s: %ld %s", path, r.status, r.body);
+    cr_assert(strstr(r.body, "teapot") != NULL, "%s", r.body);
+    wt_resp_free(&r);
+    wt_finish(&srv);
+}
