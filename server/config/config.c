@@ -289,9 +289,12 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     db->loop_connections = 1;
     db->statement_timeout_ms = 5000;
     db->connect_timeout_s = 5;
+    db->tx_connections = 4;
+    db->tx_wait_ms = 1000;
     if ((g = weft_cfg_member(v, root, "", "database", CONFIG_TYPE_GROUP)) != NULL) {
         static const char *const db_keys[] = {"conninfo", "pool_connections", "loop_connections",
-                                              "statement_timeout_ms", "connect_timeout_s", NULL};
+                                              "statement_timeout_ms", "connect_timeout_s", "tx_connections",
+                                              "tx_wait_ms", NULL};
         weft_cfg_check_keys(v, g, "database", db_keys);
         db->configured = 1;
         conninfo = weft_cfg_string(v, g, "database", "conninfo", conninfo);
@@ -299,6 +302,8 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         db->loop_connections = (int)weft_cfg_int(v, g, "database", "loop_connections", 1, 64, 1);
         db->statement_timeout_ms = (int)weft_cfg_int(v, g, "database", "statement_timeout_ms", 1, 3600000, 5000);
         db->connect_timeout_s = (int)weft_cfg_int(v, g, "database", "connect_timeout_s", 1, 600, 5);
+        db->tx_connections = (int)weft_cfg_int(v, g, "database", "tx_connections", 1, 1000, 4);
+        db->tx_wait_ms = (int)weft_cfg_int(v, g, "database", "tx_wait_ms", 0, 600000, 1000);
     }
     db->conninfo = weft_cfg_strdup(conninfo);
     /* packaging/run.sh and container setups point libpq at the server

@@ -63,6 +63,8 @@ typedef struct weft_db_cfg {
     int loop_connections;  /* pipelined non-blocking connections per event loop */
     int statement_timeout_ms;
     int connect_timeout_s;
+    int tx_connections; /* connections held by open transactions: per event loop, and for pool workers */
+    int tx_wait_ms;     /* how long db_begin waits for one before WEFT_UNAVAILABLE */
     int configured; /* a database group, or PGHOST/PGHOSTADDR/PGPORT/PGDATABASE/PGSERVICE: readiness checks it */
 } weft_db_cfg;
 

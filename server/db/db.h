@@ -65,6 +65,16 @@ weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg);
 void weft_dbpool_free(weft_dbpool *p);
 int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res);
 
+/* Transactions of pool workers: a connection held until unhold. */
+typedef struct weft_dbpool_tx weft_dbpool_tx;
+/** Waits up to tx_wait_ms for a transaction slot and a connection; NULL with *rc on failure. */
+weft_dbpool_tx *weft_dbpool_hold(weft_dbpool *p, int *rc);
+/** A statement on the held connection; fails fast once the connection broke. */
+int weft_dbpool_tx_query(weft_dbpool *p, weft_dbpool_tx *t, const char *sql, int n, const char *const *params,
+                         PGresult **res);
+/** Gives the connection back (closed if it broke or is still inside a transaction) and the slot. */
+void weft_dbpool_unhold(weft_dbpool *p, weft_dbpool_tx *t);
+
 /* ---- per-loop pipelined connections (db_loop.c) ---- */
 typedef struct weft_dbloop weft_dbloop;
 /** Whether two database settings would open the same connections. */
@@ -81,6 +91,10 @@ const weft_db_cfg *weft_dbloop_cfg(const weft_dbloop *d);
 void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
                        void *arg);
 size_t weft_dbloop_inflight(const weft_dbloop *d);
+/** Counts sessions opened: a change means a connection was re-established. */
+uint64_t weft_dbloop_epoch(const weft_dbloop *d);
+/** True when at least one connection is up. */
+int weft_dbloop_ready(const weft_dbloop *d);
 /** The loop's connection set for `cfg` (created, or replaced when settings changed). Loop thread. */
 weft_dbloop *weft_dbloop_for(struct weft_loop *loop, const weft_db_cfg *cfg);
 /** Stops using `d` for new statements; it is freed once its statements are done. */

@@ -128,5 +128,6 @@ int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b)
 {
     return strcmp(a->conninfo, b->conninfo) == 0 && a->pool_connections == b->pool_connections &&
            a->loop_connections == b->loop_connections && a->statement_timeout_ms == b->statement_timeout_ms &&
-           a->connect_timeout_s == b->connect_timeout_s;
+           a->connect_timeout_s == b->connect_timeout_s && a->tx_connections == b->tx_connections &&
+           a->tx_wait_ms == b->tx_wait_ms;
 }

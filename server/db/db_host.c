@@ -4,6 +4,7 @@
 
 #include "dispatch/coro.h"
 #include "db/db.h"
+#include "db/db_tx.h"
 #include "dispatch/dispatch.h"
 #include "request/route.h"
 #include "base/log.h"
@@ -35,17 +36,21 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
         PGresult *pg = NULL;
-        int rc = weft_dbpool_query(r->route->dbpool, sql, n, params, &pg);
+        int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg)
+                               : weft_dbpool_query(r->route->dbpool, sql, n, params, &pg);
         *res = (weft_result *)pg;
         return rc;
     }
     case WEFT_EXEC_COROUTINE: {
-        weft_dbloop *db = loop_db(r);
-        if (db == NULL)
+        weft_dbloop *db = r->tx != NULL ? NULL : loop_db(r);
+        if (db == NULL && r->tx == NULL)
             return WEFT_UNAVAILABLE;
         /* `w` lives on the coroutine's stack, which stays put while it waits. */
         co_wait w = {.r = r};
-        weft_dbloop_query(db, sql, n, params, on_co_result, &w);
+        if (r->tx != NULL)
+            weft_tx_query_loop(r, sql, n, params, on_co_result, &w);
+        else
+            weft_dbloop_query(db, sql, n, params, on_co_result, &w);
         if (!w.done) {
             w.suspended = 1;
             weft_coro_yield();
@@ -86,13 +91,16 @@ void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char
                               void *arg)
 {
     async_wait *a = weft_req_alloc(r, sizeof(*a));
-    weft_dbloop *db = a != NULL ? loop_db(r) : NULL;
-    if (db == NULL) {
+    weft_dbloop *db = a != NULL && r->tx == NULL ? loop_db(r) : NULL;
+    if (a == NULL || (db == NULL && r->tx == NULL)) {
         cb(r, arg, WEFT_UNAVAILABLE, NULL);
         return;
     }
     *a = (async_wait){.r = r, .cb = cb, .arg = arg};
-    weft_dbloop_query(db, sql, n, params, on_async_result, a);
+    if (r->tx != NULL)
+        weft_tx_query_loop(r, sql, n, params, on_async_result, a);
+    else
+        weft_dbloop_query(db, sql, n, params, on_async_result, a);
 }
 
 /* A weft_result is a PGresult: the opaque type keeps libpq out of the ABI. */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "db/db.h"
+#include "db/db_tx.h"
 #include "base/log.h"
 #include "core/loop.h"
 
@@ -63,6 +64,7 @@ struct weft_dbloop {
     int n;
     dbq *wait_head, *wait_tail; /* waiting for a connection to come up */
     int reported_down;
+    uint64_t epoch; /* sessions opened so far: a transaction notices a reconnect */
     weft_dbloop *next_retired;
 };
 
@@ -229,6 +231,7 @@ static void conn_ready(dbconn *c)
         return;
     }
     c->state = C_READY;
+    c->owner->epoch++;
     weft_db_metric_open(1);
     if (c->backoff_ms > 0)
         weft_db_metric_reconnect();
@@ -443,6 +446,16 @@ void weft_dbloop_free(weft_dbloop *d)
 
 const weft_db_cfg *weft_dbloop_cfg(const weft_dbloop *d) { return &d->cfg; }
 
+uint64_t weft_dbloop_epoch(const weft_dbloop *d) { return d->epoch; }
+
+int weft_dbloop_ready(const weft_dbloop *d)
+{
+    for (int i = 0; i < d->n; i++)
+        if (d->conns[i].state == C_READY)
+            return 1;
+    return 0;
+}
+
 size_t weft_dbloop_inflight(const weft_dbloop *d)
 {
     size_t n = 0;
@@ -551,6 +564,7 @@ weft_dbloop *weft_dbloop_for(weft_loop *loop, const weft_db_cfg *cfg)
 
 static void dbloop_teardown(weft_loop *L)
 {
+    weft_txset_close(L);
     weft_dbloop_free(L->db);
     L->db = NULL;
     weft_dbloop_reap(L, 1);

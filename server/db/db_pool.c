@@ -25,6 +25,8 @@ struct weft_dbpool {
     weft_db_cfg cfg;
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    pthread_cond_t tx_cv; /* a transaction slot was freed */
+    size_t tx_held;
     pconn **idle;
     size_t n_idle;
     size_t open; /* idle + borrowed + being opened */
@@ -46,6 +48,7 @@ weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&p->cv, &ca);
+    pthread_cond_init(&p->tx_cv, &ca);
     pthread_condattr_destroy(&ca);
     return p;
 }
@@ -68,6 +71,7 @@ void weft_dbpool_free(weft_dbpool *p)
     free(p->cfg.conninfo);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
+    pthread_cond_destroy(&p->tx_cv);
     free(p);
 }
 
@@ -216,16 +220,16 @@ static int collect(PGconn *pg, uint64_t deadline_ns, PGresult **out)
     }
 }
 
-int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res)
+/* Runs one statement on a borrowed connection. Returns the rc; *broken is set
+ * when the connection must not be reused. */
+static int run_on(weft_dbpool *p, pconn *c, const char *sql, int n, const char *const *params, PGresult **res,
+                  int *broken)
 {
     *res = NULL;
+    *broken = 0;
     /* A little past the server's own statement_timeout, which normally fires first. */
     uint64_t start = weft_now_ns();
     uint64_t deadline = start + ((uint64_t)p->cfg.statement_timeout_ms + 1000) * 1000000u;
-    int rc = WEFT_UNAVAILABLE;
-    pconn *c = borrow(p, deadline, &rc);
-    if (c == NULL)
-        return rc;
     char name[32];
     int idx = weft_stmt_find(&c->stmts, sql);
     int ok = 1;
@@ -239,10 +243,9 @@ int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const 
         ok = PQsendPrepare(c->pg, name, sql, n, NULL) && collect(c->pg, deadline, &prep) == 0;
         if (ok && PQresultStatus(prep) != PGRES_COMMAND_OK) {
             weft_stmt_forget(&c->stmts, idx);
-            rc = weft_db_result_rc(prep);
             *res = prep;
-            give_back(p, c, PQstatus(c->pg) != CONNECTION_OK);
-            return rc;
+            *broken = PQstatus(c->pg) != CONNECTION_OK;
+            return weft_db_result_rc(prep);
         }
         PQclear(prep);
     }
@@ -257,15 +260,88 @@ int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const 
         PQclear(*res);
         *res = NULL;
         /* The connection is in an unknown state: close it, never reuse it. */
-        give_back(p, c, 1);
+        *broken = 1;
         if (!timed_out)
             mark_down(p, why);
         return timed_out ? WEFT_TIMEOUT : WEFT_UNAVAILABLE;
     }
-    rc = weft_db_result_rc(*res);
+    int rc = weft_db_result_rc(*res);
     weft_db_metric_query(weft_now_ns() - start);
-    give_back(p, c, rc == WEFT_UNAVAILABLE);
-    if (rc == WEFT_UNAVAILABLE)
+    if (rc == WEFT_UNAVAILABLE) {
+        *broken = 1;
         mark_down(p, "the database is shutting down or restarting");
+    }
     return rc;
+}
+
+int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res)
+{
+    *res = NULL;
+    uint64_t deadline = weft_now_ns() + ((uint64_t)p->cfg.statement_timeout_ms + 1000) * 1000000u;
+    int rc = WEFT_UNAVAILABLE, broken;
+    pconn *c = borrow(p, deadline, &rc);
+    if (c == NULL)
+        return rc;
+    rc = run_on(p, c, sql, n, params, res, &broken);
+    give_back(p, c, broken);
+    return rc;
+}
+
+/* ---- connections held by transactions ---- */
+
+struct weft_dbpool_tx {
+    pconn *c;
+    int broken;
+};
+
+weft_dbpool_tx *weft_dbpool_hold(weft_dbpool *p, int *rc)
+{
+    uint64_t deadline = weft_now_ns() + (uint64_t)p->cfg.tx_wait_ms * 1000000u;
+    weft_dbpool_tx *t = malloc(sizeof(*t));
+    *rc = WEFT_UNAVAILABLE;
+    if (t == NULL)
+        return NULL;
+    /* The bound on held connections is checked first, so transactions can
+     * never take every connection from single statements. */
+    pthread_mutex_lock(&p->mu);
+    while (p->tx_held >= (size_t)p->cfg.tx_connections) {
+        struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
+        if (pthread_cond_timedwait(&p->tx_cv, &p->mu, &ts) == ETIMEDOUT) {
+            pthread_mutex_unlock(&p->mu);
+            free(t);
+            return NULL;
+        }
+    }
+    p->tx_held++;
+    pthread_mutex_unlock(&p->mu);
+    if ((t->c = borrow(p, deadline, rc)) == NULL) {
+        weft_dbpool_unhold(p, t);
+        return NULL;
+    }
+    t->broken = 0;
+    return t;
+}
+
+int weft_dbpool_tx_query(weft_dbpool *p, weft_dbpool_tx *t, const char *sql, int n, const char *const *params,
+                         PGresult **res)
+{
+    *res = NULL;
+    /* A transaction lives and dies with its session: never reconnect inside it. */
+    if (t->broken)
+        return WEFT_UNAVAILABLE;
+    return run_on(p, t->c, sql, n, params, res, &t->broken);
+}
+
+void weft_dbpool_unhold(weft_dbpool *p, weft_dbpool_tx *t)
+{
+    if (t->c != NULL) {
+        /* A connection still inside a transaction (nothing ended it) is not reusable. */
+        int broken = t->broken || PQtransactionStatus(t->c->pg) != PQTRANS_IDLE;
+        give_back(p, t->c, broken);
+    }
+    pthread_mutex_lock(&p->mu);
+    p->tx_held--;
+    pthread_cond_signal(&p->tx_cv);
+    pthread_mutex_unlock(&p->mu);
+    free(t);
 }

@@ -67,8 +67,10 @@ static void run_reactive(weft_req *r)
     }
     slice_begin(r, &t0);
     int rc = r->route->desc->handle_async(r, r->route->state);
-    if (rc != WEFT_AGAIN && !r->finished)
+    if (rc != WEFT_AGAIN && !r->finished) {
+        weft_req_run_defers(r);
         finish(r, rc);
+    }
     slice_end(r, t0);
 }
 
@@ -93,6 +95,7 @@ static void on_done_msg(weft_msg *m)
     weft_req *r = H2O_STRUCT_FROM_MEMBER(done_msg, m, m)->r;
     uint64_t t0;
     slice_begin(r, &t0);
+    weft_req_run_defers(r);
     slice_end(r, t0);
 }
 
@@ -102,6 +105,8 @@ void weft_dispatch_done(weft_req *r, int rc)
         weft_log_error("%s: done() called twice for one request; ignored", r->route->label);
         return;
     }
+    if (weft_loop_current == r->loop)
+        weft_req_run_defers(r);
     finish(r, rc);
     if (weft_loop_current == r->loop) {
         if (r->in_slice == 0)
@@ -127,11 +132,24 @@ static void coro_main(void *arg)
 {
     weft_req *r = arg;
     int rc = r->route->desc->handle(r, r->route->state);
+    weft_req_run_defers(r);
     finish(r, rc);
+}
+
+static void on_deferred_resume(weft_timer *t)
+{
+    weft_dispatch_resume(H2O_STRUCT_FROM_MEMBER(weft_req, resume_timer, t));
 }
 
 void weft_dispatch_resume(weft_req *r)
 {
+    if (weft_coro_current() != NULL) {
+        /* A completion reached from inside another coroutine (e.g. a broken
+         * database connection fails everything queued on it): coroutines
+         * never resume each other, so the loop does it next. */
+        weft_timers_add(r->loop->timers, &r->resume_timer, 0, on_deferred_resume);
+        return;
+    }
     uint64_t t0;
     slice_begin(r, &t0);
     r->exec = WEFT_EXEC_COROUTINE;
@@ -167,6 +185,7 @@ static void pool_run(weft_work *w)
     pool_job *job = H2O_STRUCT_FROM_MEMBER(pool_job, work, w);
     weft_req *r = job->r;
     r->rc = r->route->desc->handle(r, r->route->state);
+    weft_req_run_defers(r);
     weft_loop_post(r->loop, &job->done, on_pool_done);
 }
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "db/db.h"
+#include "db/db_tx.h"
 #include "dispatch/dispatch.h"
 #include "request/route.h"
 #include "dispatch/hostsync.h"
@@ -68,4 +69,10 @@ const weft_host weft_host_table = {
     .result_sqlstate = weft_db_host_result_sqlstate,
     .result_error = weft_db_host_result_error,
     .result_free = weft_db_host_result_free,
+    .db_begin = weft_db_tx_db_begin,
+    .db_commit = weft_db_tx_db_commit,
+    .db_rollback = weft_db_tx_db_rollback,
+    .db_begin_async = weft_db_tx_db_begin_async,
+    .db_commit_async = weft_db_tx_db_commit_async,
+    .db_rollback_async = weft_db_tx_db_rollback_async,
 };

@@ -79,6 +79,31 @@ char *weft_req_decode(weft_req *r, const char *s, size_t len, int plus)
     return d;
 }
 
+struct weft_defer {
+    weft_defer *next;
+    void (*fn)(weft_req *r, void *arg);
+    void *arg;
+};
+
+int weft_req_defer(weft_req *r, void (*fn)(weft_req *r, void *arg), void *arg)
+{
+    weft_defer *d = weft_req_alloc(r, sizeof(*d));
+    if (d == NULL)
+        return -1;
+    *d = (weft_defer){r->defers, fn, arg};
+    r->defers = d;
+    return 0;
+}
+
+void weft_req_run_defers(weft_req *r)
+{
+    while (r->defers != NULL) {
+        weft_defer *d = r->defers;
+        r->defers = d->next;
+        d->fn(r, d->arg);
+    }
+}
+
 weft_req *weft_req_new(void)
 {
     weft_req *r = calloc(1, sizeof(*r));

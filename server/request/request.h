@@ -28,6 +28,8 @@ typedef struct weft_kv {
 } weft_kv;
 
 typedef struct weft_arena_chunk weft_arena_chunk;
+typedef struct weft_defer weft_defer;
+struct weft_tx;
 
 /* What currently drives the handler; decides how blocking primitives behave. */
 typedef enum weft_exec {
@@ -75,6 +77,9 @@ struct weft_req {
     weft_timer timer;      /* sleep under coroutine */
     void *done_msg;        /* reactive: preallocated completion message (dispatch/) */
     void (*on_complete)(weft_req *r); /* set by whoever dispatched it (http/) */
+    weft_timer resume_timer; /* a resume requested from inside another coroutine */
+    struct weft_tx *tx;    /* open database transaction (db_tx.c) */
+    weft_defer *defers;    /* run when the handler has finished */
 };
 
 /** Allocates from the request's arena; freed with the request. NULL on OOM. */
@@ -82,6 +87,15 @@ void *weft_req_alloc(weft_req *r, size_t size);
 char *weft_req_strndup(weft_req *r, const char *s, size_t len);
 /** Percent-decodes `len` bytes into the arena; '+' becomes ' ' when `plus` is set. */
 char *weft_req_decode(weft_req *r, const char *s, size_t len, int plus);
+
+/**
+ * Registers fn(r, arg) to run once the handler has finished (returned, or
+ * called done()), on the thread that ran it and before the response goes
+ * out; last registered runs first. Returns 0, or -1 out of memory.
+ */
+int weft_req_defer(weft_req *r, void (*fn)(weft_req *r, void *arg), void *arg);
+/** Runs and forgets the registered defers (dispatch). */
+void weft_req_run_defers(weft_req *r);
 
 weft_req *weft_req_new(void);
 void weft_req_free(weft_req *r);

@@ -18,15 +18,7 @@ static const char *conf = "threads = 2;\n"
 
 static wt_server srv;
 static void start(void) { wt_start(&srv, conf); }
-static void stop(void)
-{
-    if (srv.pid > 0) {
-        int status = wt_stop(&srv);
-        char *log = wt_read_log(&srv);
-        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
-        free(log);
-    }
-}
+static void stop(void) { wt_suite_stop(&srv); }
 TestSuite(abi, .init = start, .fini = stop, .timeout = 60);
 
 typedef struct policy_param {

@@ -2,6 +2,7 @@
  * stops and restarts itself (a private cluster, so other tests are unaffected). */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,10 @@ static void setup(void)
                  " { path = \"/coroutine/db\"; plugin = \"dbping\"; dispatch = \"coroutine\"; },\n"
                  " { path = \"/reactive/db\"; plugin = \"dbping\"; dispatch = \"reactive\"; },\n"
                  " { path = \"/coroutine/slow\"; plugin = \"dbping\"; dispatch = \"coroutine\"; options = { sql = \"SELECT pg_sleep($1::float8)::text\"; }; },\n"
-                 " { path = \"/reactive/slow\"; plugin = \"dbping\"; dispatch = \"reactive\"; options = { sql = \"SELECT pg_sleep($1::float8)::text\"; }; }\n"
+                 " { path = \"/reactive/slow\"; plugin = \"dbping\"; dispatch = \"reactive\"; options = { sql = \"SELECT pg_sleep($1::float8)::text\"; }; },\n"
+                 " { path = \"/pool/transfer\"; plugin = \"accounts\"; dispatch = \"pool\"; },\n"
+                 " { path = \"/coroutine/transfer\"; plugin = \"accounts\"; dispatch = \"coroutine\"; },\n"
+                 " { path = \"/reactive/transfer\"; plugin = \"accounts\"; dispatch = \"reactive\"; }\n"
                  ");\n",
                  env);
 }
@@ -158,5 +162,82 @@ Test(database, down_gives_503_fast_then_recovers)
     char *log = wt_read_log(&srv);
     cr_assert(strstr(log, "reachable again") != NULL, "%s", log);
     free(log);
+    wt_finish(&srv);
+}
+
+/* One value from this test's own cluster, through psql. */
+static long long sql_value(const char *sql)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "PGHOST=%s PGPORT=5432 PGUSER=postgres PGDATABASE=weft psql -XAtqc \"%s\"", pgdir, sql);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    long long v = -1;
+    int n = fscanf(f, "%lld", &v);
+    pclose(f);
+    return n == 1 ? v : -1;
+}
+
+typedef struct batch {
+    int n;
+    char **paths, **bodies;
+    long *st;
+} batch;
+
+static void *run_batch(void *arg)
+{
+    batch *b = arg;
+    wt_http_batch(&srv, b->n, "POST", (const char *const *)b->paths, "application/json",
+                  (const char *const *)b->bodies, b->st, NULL);
+    return NULL;
+}
+
+/* The database dies (immediate shutdown: no checkpoint, like a crash) while
+ * transfers are in flight: each is all or nothing, so the books balance. */
+Test(database, killed_mid_transfers_leaves_no_half_transfer)
+{
+    enum { N = 600 };
+    const char *policy[] = {"pool", "coroutine", "reactive"};
+    batch b = {N, calloc(N, sizeof(char *)), calloc(N, sizeof(char *)), calloc(N, sizeof(long))};
+    for (int i = 0; i < N; i++) {
+        int from = 1 + rand() % 100, to = 1 + rand() % 99;
+        to += to >= from;
+        b.paths[i] = malloc(32);
+        b.bodies[i] = malloc(96);
+        snprintf(b.paths[i], 32, "/%s/transfer", policy[i % 3]);
+        snprintf(b.bodies[i], 96, "{\"from\":%d,\"to\":%d,\"amount\":%d}", from, to, 1 + rand() % 300);
+    }
+    pthread_t t;
+    pthread_create(&t, NULL, run_batch, &b);
+    /* Kill once transfers are committing. */
+    for (double deadline = now_ms() + 30000; now_ms() < deadline; usleep(20000))
+        if (sql_value("SELECT count(*) FROM account WHERE balance <> 1000") > 0)
+            break;
+    char pidfile[128];
+    snprintf(pidfile, sizeof(pidfile), "%s/data/postmaster.pid", pgdir);
+    FILE *f = fopen(pidfile, "r");
+    cr_assert_not_null(f, "no %s", pidfile);
+    int pm = 0;
+    cr_assert_eq(fscanf(f, "%d", &pm), 1);
+    fclose(f);
+    cr_assert_eq(kill(pm, SIGQUIT), 0, "cannot kill the postmaster %d", pm);
+    pthread_join(t, NULL);
+    int ok = 0;
+    for (int i = 0; i < N; i++) {
+        cr_assert(b.st[i] == 200 || b.st[i] == 409 || b.st[i] == 503, "transfer %d: %ld", i, b.st[i]);
+        ok += b.st[i] == 200;
+        free(b.paths[i]);
+        free(b.bodies[i]);
+    }
+    free(b.paths);
+    free(b.bodies);
+    free(b.st);
+    for (double deadline = now_ms() + 20000; now_ms() < deadline && pg("status") == 0; usleep(100000))
+        ;
+    cr_assert_eq(pg("start"), 0);
+    cr_log_info("%d transfers committed before the kill", ok);
+    cr_assert_gt(ok, 0);
+    cr_assert_eq(sql_value("SELECT sum(balance) FROM account"), 100000, "a transfer was half applied");
+    cr_assert_eq(sql_value("SELECT count(*) FROM account WHERE balance < 0"), 0);
     wt_finish(&srv);
 }

@@ -426,6 +426,16 @@ void wt_finish(wt_server *s)
     free(log);
 }
 
+void wt_suite_stop(wt_server *s)
+{
+    if (s->pid <= 0)
+        return;
+    int status = wt_stop(s);
+    char *log = wt_read_log(s);
+    cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
+    free(log);
+}
+
 char *wt_wait_log(const wt_server *s, const char *needle, double limit_ms)
 {
     for (double t0 = wt_now_ms();; usleep(50000)) {

@@ -55,6 +55,8 @@ int wt_stop(wt_server *s);
  * started a server ends with this.
  */
 void wt_finish(wt_server *s);
+/** A suite's .fini: stops the server and expects a clean exit (for the tests that did not). */
+void wt_suite_stop(wt_server *s);
 /** Waits until the log contains `needle`; returns the log (malloc'd) or fails the test. */
 char *wt_wait_log(const wt_server *s, const char *needle, double limit_ms);
 /** The server's log so far (malloc'd). */

@@ -86,6 +86,13 @@ typedef void (*weft_callback)(weft_req *req, void *arg, int rc);
  */
 typedef void (*weft_db_callback)(weft_req *req, void *arg, int rc, weft_result *res);
 
+/** Isolation levels for db_begin (ABI 1.1). */
+typedef enum weft_isolation {
+    WEFT_READ_COMMITTED = 0, /**< PostgreSQL's default */
+    WEFT_REPEATABLE_READ = 1,
+    WEFT_SERIALIZABLE = 2 /**< may fail with SQLSTATE 40001: retry the whole transaction */
+} weft_isolation;
+
 /**
  * Services the host offers a plugin. Handed to init(); a plugin keeps the
  * pointer (it stays valid until the plugin is unloaded).
@@ -184,6 +191,37 @@ typedef struct weft_host {
     /** The database's error text — for logs only: never send it to a client. */
     const char *(*result_error)(const weft_result *res);
     void (*result_free)(weft_result *res);
+
+    /* ==== ABI 1.1 additions: check WEFT_HOST_HAS(host, field) before use ==== */
+
+    /* ---- transactions ---- */
+    /**
+     * Begins a transaction for `req` with a weft_isolation level. From then on
+     * until db_commit/db_rollback, this request's db_query (db_query_async)
+     * statements run inside it, on a connection held for this request alone
+     * (never shared with other requests' statements). One open transaction per
+     * request. Blocking style (pool, coroutine). Returns WEFT_OK;
+     * WEFT_UNAVAILABLE when the database is down or no transaction connection
+     * freed up within database.tx_wait_ms (answer 503 with Retry-After);
+     * WEFT_ERROR on misuse (one already open, bad level, reactive handler).
+     * A statement that fails inside leaves the transaction aborted: roll back.
+     * A handler that finishes with a transaction open is a plugin bug: the
+     * host rolls it back and logs it.
+     */
+    int (*db_begin)(weft_req *req, int isolation);
+    /**
+     * Commits and releases the connection. WEFT_OK when committed; WEFT_ERROR
+     * when the database rolled back instead (a statement had failed, or a
+     * serialization failure); WEFT_UNAVAILABLE when the connection was lost
+     * (nothing was committed unless the loss came after COMMIT was sent).
+     */
+    int (*db_commit)(weft_req *req);
+    /** Rolls back and releases the connection; WEFT_OK or an error (it is rolled back either way). */
+    int (*db_rollback)(weft_req *req);
+    /** Callback forms for reactive handlers (loop thread); `cb` gets the rc as above. */
+    void (*db_begin_async)(weft_req *req, int isolation, weft_callback cb, void *arg);
+    void (*db_commit_async)(weft_req *req, weft_callback cb, void *arg);
+    void (*db_rollback_async)(weft_req *req, weft_callback cb, void *arg);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */

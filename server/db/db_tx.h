@@ -1,0 +1,32 @@
+/*
+ * Transactions on a connection held for one request (db_tx.c); the
+ * statements of a request with an open transaction go there instead of the
+ * shared connections. docs/DATABASE.md draws how the two coexist.
+ */
+#ifndef WEFT_DB_TX_H
+#define WEFT_DB_TX_H
+
+#include "db/db.h"
+
+struct weft_loop;
+typedef struct weft_txset weft_txset;
+
+/* The host table entries. */
+int weft_db_tx_db_begin(weft_req *r, int isolation);
+int weft_db_tx_db_commit(weft_req *r);
+int weft_db_tx_db_rollback(weft_req *r);
+void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, void *arg);
+void weft_db_tx_db_commit_async(weft_req *r, weft_callback cb, void *arg);
+void weft_db_tx_db_rollback_async(weft_req *r, weft_callback cb, void *arg);
+
+/** True when r->tx holds a loop session (else a pool connection). */
+int weft_tx_on_loop(const weft_req *r);
+/** A statement inside r->tx on a pool worker (blocking). */
+int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params, PGresult **res);
+/** A statement inside r->tx on its loop session; `cb` may run before this returns. */
+void weft_tx_query_loop(weft_req *r, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
+                        void *arg);
+/** Closes the loop's idle transaction sessions (teardown, loop thread). */
+void weft_txset_close(struct weft_loop *L);
+
+#endif
