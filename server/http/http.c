@@ -77,6 +77,15 @@ static weft_req *copy_request(h2o_req_t *req, const weft_match *m, weft_route *r
             goto oom;
         r->params[r->n_params++] = (weft_kv){m->params[i].name, v};
     }
+    struct sockaddr_storage peer, local;
+    int has_peer = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&peer) > 0;
+    int has_local = req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&local) > 0;
+    weft_req_set_addrs(r, has_peer ? &peer : NULL, has_local ? &local : NULL);
+    ssize_t id = h2o_find_header_by_str(&req->headers, H2O_STRLIT("x-request-id"), -1);
+    if (id >= 0)
+        weft_req_set_id(r, req->headers.entries[id].value.base, req->headers.entries[id].value.len);
+    else
+        weft_req_set_id(r, NULL, 0);
     return r;
 oom:
     weft_req_free(r);

@@ -16,7 +16,7 @@ static void weft_host_log(const weft_req *r, int level, const char *fmt, ...)
 {
     char prefix[400] = "";
     if (r != NULL && r->route != NULL)
-        snprintf(prefix, sizeof(prefix), "%s: ", r->route->label);
+        snprintf(prefix, sizeof(prefix), "%s [%s]: ", r->route->label, r->id);
     va_list ap;
     va_start(ap, fmt);
     weft_vlog(level, prefix, fmt, ap);
@@ -75,4 +75,17 @@ const weft_host weft_host_table = {
     .db_begin_async = weft_db_tx_db_begin_async,
     .db_commit_async = weft_db_tx_db_commit_async,
     .db_rollback_async = weft_db_tx_db_rollback_async,
+    .req_peer_addr = weft_access_req_peer_addr,
+    .req_local_addr = weft_access_req_local_addr,
+    .req_header_at = weft_access_req_header_at,
+    .req_query_at = weft_access_req_query_at,
+    .req_query_string = weft_access_req_query_string,
+    .req_param_len = weft_access_req_param_len,
+    .req_query_len = weft_access_req_query_len,
+    .req_header_len = weft_access_req_header_len,
+    .req_cookie = weft_access_req_cookie,
+    .req_id = weft_access_req_id,
+    .res_error_json = weft_access_res_error_json,
+    .res_cookie = weft_access_res_cookie,
+    .res_redirect = weft_access_res_redirect,
 };

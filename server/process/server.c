@@ -71,7 +71,11 @@ static void h2o_setup(const weft_config *cfg)
     weft_respond_register(admin, weft_dev_admin);
     weft_admin_register(admin);
     if (cfg->log.access_log != NULL) {
-        proc.access_log = h2o_access_log_open_handle(cfg->log.access_log, NULL, H2O_LOGCONF_ESCAPE_APACHE);
+        /* Apache's combined format, then the request id plugins log with. */
+        proc.access_log = h2o_access_log_open_handle(
+            cfg->log.access_log,
+            "%h %l %u %t \"%r\" %s %b \"%{Referer}i\" \"%{User-agent}i\" %{x-request-id}o",
+            H2O_LOGCONF_ESCAPE_APACHE);
         if (proc.access_log != NULL)
             h2o_access_log_register(path, proc.access_log);
         else

@@ -136,8 +136,10 @@ const char *weft_request_req_param(const weft_req *r, const char *name)
     return NULL;
 }
 
-static void parse_query(weft_req *r)
+void weft_req_parse_query(weft_req *r)
 {
+    if (r->query_parsed)
+        return;
     r->query_parsed = 1;
     if (r->query == NULL || r->query[0] == '\0')
         return;
@@ -167,8 +169,7 @@ const char *weft_request_req_query(const weft_req *r, const char *name)
     /* Parsed lazily: most handlers never look. The cast is safe because only
      * the thread running the handler reads or writes these fields. */
     weft_req *m = (weft_req *)r;
-    if (!m->query_parsed)
-        parse_query(m);
+    weft_req_parse_query(m);
     for (size_t i = 0; i < r->n_query; i++)
         if (strcmp(r->query_kv[i].name, name) == 0)
             return r->query_kv[i].value;

@@ -79,6 +79,10 @@ struct weft_req {
     void (*on_complete)(weft_req *r); /* set by whoever dispatched it (http/) */
     weft_timer resume_timer; /* a resume requested from inside another coroutine */
     struct weft_tx *tx;    /* open database transaction (db_tx.c) */
+    /* where it came from (access.c) */
+    char peer_addr[46], local_addr[46];
+    int peer_port, local_port;
+    char id[65];
     weft_defer *defers;    /* run when the handler has finished */
 };
 
@@ -96,6 +100,29 @@ char *weft_req_decode(weft_req *r, const char *s, size_t len, int plus);
 int weft_req_defer(weft_req *r, void (*fn)(weft_req *r, void *arg), void *arg);
 /** Runs and forgets the registered defers (dispatch). */
 void weft_req_run_defers(weft_req *r);
+
+/** Parses the query string into query_kv once (the thread running the handler). */
+void weft_req_parse_query(weft_req *r);
+/** Takes the client's X-Request-Id when it has a sane shape, else makes one up (access.c). */
+void weft_req_set_id(weft_req *r, const char *incoming, size_t len);
+/** Fills peer/local address text from socket addresses (either may be NULL). */
+void weft_req_set_addrs(weft_req *r, const void *peer_sa, const void *local_sa);
+
+/* The ABI 1.1 request access and response helpers (access.c). */
+const char *weft_req_peer_addr(const weft_req *r, int *port);
+const char *weft_req_local_addr(const weft_req *r, int *port);
+int weft_req_header_at(const weft_req *r, size_t i, const char **name, const char **value, size_t *value_len);
+int weft_req_query_at(const weft_req *r, size_t i, const char **name, const char **value, size_t *value_len);
+const char *weft_req_query_string(const weft_req *r);
+const char *weft_req_param_len(const weft_req *r, const char *name, size_t *len);
+const char *weft_req_query_len(const weft_req *r, const char *name, size_t *len);
+const char *weft_req_header_len(const weft_req *r, const char *name, size_t *len);
+const char *weft_req_cookie(const weft_req *r, const char *name, size_t *len);
+const char *weft_req_id(const weft_req *r);
+int weft_res_error_json(weft_req *r, int status, const char *message);
+int weft_res_cookie(weft_req *r, const char *name, const char *value, long long max_age, const char *path,
+                    const char *domain, unsigned flags);
+int weft_res_redirect(weft_req *r, int status, const char *location);
 
 weft_req *weft_req_new(void);
 void weft_req_free(weft_req *r);

@@ -109,6 +109,11 @@ void weft_respond_req(h2o_req_t *req, weft_req *r)
     if (!has_type && r->res_len > 0)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
                        H2O_STRLIT("text/plain; charset=utf-8"));
+    /* The id the plugin saw, for the client and the access log. */
+    if (r->id[0] != '\0') {
+        h2o_iovec_t id = h2o_strdup(&req->pool, r->id, strlen(r->id));
+        h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-request-id"), 0, NULL, id.base, id.len);
+    }
     /* Without a length h2o would send the body chunked. */
     req->res.content_length = r->res_len;
     h2o_send_inline(req, r->res_body != NULL ? r->res_body : "", r->res_len);

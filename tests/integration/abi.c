@@ -21,17 +21,9 @@ static void start(void) { wt_start(&srv, conf); }
 static void stop(void) { wt_suite_stop(&srv); }
 TestSuite(abi, .init = start, .fini = stop, .timeout = 60);
 
-typedef struct policy_param {
-    char name[16];
-} policy_param;
+ParameterizedTestParameters(abi, abi10_plugin_serves) { return wt_policy_params(); }
 
-ParameterizedTestParameters(abi, abi10_plugin_serves)
-{
-    static policy_param p[] = {{"pool"}, {"coroutine"}, {"reactive"}};
-    return cr_make_param_array(policy_param, p, 3);
-}
-
-ParameterizedTest(policy_param *p, abi, abi10_plugin_serves)
+ParameterizedTest(wt_policy *p, abi, abi10_plugin_serves)
 {
     char path[96], want[512], v[32];
     snprintf(path, sizeof(path), "/%s/abi/42?q=hello", p->name);

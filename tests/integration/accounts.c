@@ -65,23 +65,13 @@ static void assert_books_balance(void)
     cr_assert_eq(sql_value("SELECT count(*) FROM account"), 100);
 }
 
-typedef struct policy_param {
-    char name[16];
-} policy_param;
-
-static struct criterion_test_params policies(void)
-{
-    static policy_param p[] = {{"pool"}, {"coroutine"}, {"reactive"}};
-    return cr_make_param_array(policy_param, p, 3);
-}
-
 static void post(const char *path, const char *body, wt_resp *r)
 {
     cr_assert_eq(wt_http_typed(&srv, "POST", path, "application/json", body, r), 0, "POST %s", path);
 }
 
-ParameterizedTestParameters(accounts, get_and_errors) { return policies(); }
-ParameterizedTest(policy_param *p, accounts, get_and_errors)
+ParameterizedTestParameters(accounts, get_and_errors) { return wt_policy_params(); }
+ParameterizedTest(wt_policy *p, accounts, get_and_errors)
 {
     char path[96], want[64];
     wt_resp r;
@@ -117,8 +107,8 @@ ParameterizedTest(policy_param *p, accounts, get_and_errors)
     wt_finish(&srv);
 }
 
-ParameterizedTestParameters(accounts, overdraw_is_409_and_changes_nothing) { return policies(); }
-ParameterizedTest(policy_param *p, accounts, overdraw_is_409_and_changes_nothing)
+ParameterizedTestParameters(accounts, overdraw_is_409_and_changes_nothing) { return wt_policy_params(); }
+ParameterizedTest(wt_policy *p, accounts, overdraw_is_409_and_changes_nothing)
 {
     /* Each policy its own pair, so the parallel tests do not interfere. */
     int from = strcmp(p->name, "pool") == 0 ? 93 : strcmp(p->name, "coroutine") == 0 ? 95 : 98;
@@ -193,8 +183,8 @@ Test(accounts, concurrent_random_transfers_keep_the_books)
     wt_finish(&srv);
 }
 
-ParameterizedTestParameters(accounts, open_transaction_is_rolled_back_and_logged) { return policies(); }
-ParameterizedTest(policy_param *p, accounts, open_transaction_is_rolled_back_and_logged)
+ParameterizedTestParameters(accounts, open_transaction_is_rolled_back_and_logged) { return wt_policy_params(); }
+ParameterizedTest(wt_policy *p, accounts, open_transaction_is_rolled_back_and_logged)
 {
     char path[96], needle[128];
     wt_resp r;
@@ -215,8 +205,8 @@ ParameterizedTest(policy_param *p, accounts, open_transaction_is_rolled_back_and
     wt_finish(&srv);
 }
 
-ParameterizedTestParameters(accounts, isolation_level_and_one_session) { return policies(); }
-ParameterizedTest(policy_param *p, accounts, isolation_level_and_one_session)
+ParameterizedTestParameters(accounts, isolation_level_and_one_session) { return wt_policy_params(); }
+ParameterizedTest(wt_policy *p, accounts, isolation_level_and_one_session)
 {
     static const char *const want[] = {"iso=read committed same_session=1 commit=0",
                                        "iso=repeatable read same_session=1 commit=0",
@@ -235,8 +225,8 @@ ParameterizedTest(policy_param *p, accounts, isolation_level_and_one_session)
 
 /* One transaction connection per loop and for the workers, held 600 ms, and
  * a 100 ms wait: of six at once, some wait too long and get 503. */
-ParameterizedTestParameters(accounts, held_connections_are_bounded) { return policies(); }
-ParameterizedTest(policy_param *p, accounts, held_connections_are_bounded)
+ParameterizedTestParameters(accounts, held_connections_are_bounded) { return wt_policy_params(); }
+ParameterizedTest(wt_policy *p, accounts, held_connections_are_bounded)
 {
     wt_server own;
     char conf2[1024], path[96];

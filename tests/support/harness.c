@@ -265,12 +265,11 @@ static struct curl_slist *type_headers(const char *content_type)
     return curl_slist_append(curl_slist_append(NULL, "Expect:"), ct);
 }
 
-int wt_http_typed(const wt_server *s, const char *method, const char *path, const char *content_type,
-                  const char *body, wt_resp *out)
+static int perform(const wt_server *s, const char *method, const char *path, struct curl_slist *headers,
+                   const char *body, wt_resp *out)
 {
     memset(out, 0, sizeof(*out));
     wt_buf b = {0};
-    struct curl_slist *headers = type_headers(content_type);
     CURL *c = make_easy(s, method, path, body, &b, out, headers);
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
@@ -279,6 +278,21 @@ int wt_http_typed(const wt_server *s, const char *method, const char *path, cons
     out->body = b.data != NULL ? b.data : strdup("");
     out->len = b.len;
     return rc == CURLE_OK ? 0 : -1;
+}
+
+int wt_http_typed(const wt_server *s, const char *method, const char *path, const char *content_type,
+                  const char *body, wt_resp *out)
+{
+    return perform(s, method, path, type_headers(content_type), body, out);
+}
+
+int wt_http_headers(const wt_server *s, const char *method, const char *path, const char *const *headers,
+                    const char *body, wt_resp *out)
+{
+    struct curl_slist *list = curl_slist_append(NULL, "Expect:");
+    for (size_t i = 0; headers != NULL && headers[i] != NULL; i++)
+        list = curl_slist_append(list, headers[i]);
+    return perform(s, method, path, list, body, out);
 }
 
 int wt_http(const wt_server *s, const char *method, const char *path, const char *body, wt_resp *out)
@@ -474,4 +488,10 @@ void wt_wait_metric(const wt_server *s, const char *name, double min, double lim
         wt_resp_free(&r);
     }
     cr_assert_fail("%s stayed below %g for %.0f ms (last %g)", name, min, limit_ms, last);
+}
+
+struct criterion_test_params wt_policy_params(void)
+{
+    static wt_policy p[] = {{"pool"}, {"coroutine"}, {"reactive"}};
+    return cr_make_param_array(wt_policy, p, 3);
 }

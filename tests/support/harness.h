@@ -5,6 +5,7 @@
 #ifndef WEFT_TEST_HARNESS_H
 #define WEFT_TEST_HARNESS_H
 
+#include <criterion/parameterized.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -67,6 +68,9 @@ int wt_http(const wt_server *s, const char *method, const char *path, const char
 /** Same, with a Content-Type (NULL: curl's default for the body; "": none at all). */
 int wt_http_typed(const wt_server *s, const char *method, const char *path, const char *content_type,
                   const char *body, wt_resp *out);
+/** Same, with extra request headers ("Name: value", NULL-terminated list). */
+int wt_http_headers(const wt_server *s, const char *method, const char *path, const char *const *headers,
+                    const char *body, wt_resp *out);
 /** Unreserved characters as they are, every other byte as %XX, into out. */
 void wt_pct_encode(const char *raw, char *out, size_t size);
 /** Header value from a response (case-insensitive), copied into buf; NULL if absent. */
@@ -101,6 +105,12 @@ char *wt_read_file(const char *path);
 void wt_write_file_atomic(const char *path, const char *text);
 /** rm -rf of a directory of ours (/tmp/weft-*); anything else is left alone. */
 void wt_rm_rf(const char *dir);
+/** A dispatch policy name, as a Criterion test parameter (plain data). */
+typedef struct wt_policy {
+    char name[16];
+} wt_policy;
+/** pool, coroutine, reactive: for ParameterizedTestParameters. */
+struct criterion_test_params wt_policy_params(void);
 
 /** Number of threads of a process (from /proc). */
 int wt_thread_count(pid_t pid);

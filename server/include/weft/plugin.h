@@ -86,6 +86,15 @@ typedef void (*weft_callback)(weft_req *req, void *arg, int rc);
  */
 typedef void (*weft_db_callback)(weft_req *req, void *arg, int rc, weft_result *res);
 
+/** Set-Cookie attribute flags for res_cookie (ABI 1.1). */
+enum {
+    WEFT_COOKIE_SECURE = 1u,
+    WEFT_COOKIE_HTTPONLY = 2u,
+    WEFT_COOKIE_SAMESITE_LAX = 4u,
+    WEFT_COOKIE_SAMESITE_STRICT = 8u,
+    WEFT_COOKIE_SAMESITE_NONE = 16u /**< needs WEFT_COOKIE_SECURE */
+};
+
 /** Isolation levels for db_begin (ABI 1.1). */
 typedef enum weft_isolation {
     WEFT_READ_COMMITTED = 0, /**< PostgreSQL's default */
@@ -222,6 +231,53 @@ typedef struct weft_host {
     void (*db_begin_async)(weft_req *req, int isolation, weft_callback cb, void *arg);
     void (*db_commit_async)(weft_req *req, weft_callback cb, void *arg);
     void (*db_rollback_async)(weft_req *req, weft_callback cb, void *arg);
+
+    /* ---- request access (every policy; strings live as long as the request) ---- */
+    /** The client's address as text ("203.0.113.7", "2001:db8::1"); *port gets its port. "" and 0 if unknown. */
+    const char *(*req_peer_addr)(const weft_req *req, int *port);
+    /** The local address and port of the listener the request arrived on. */
+    const char *(*req_local_addr)(const weft_req *req, int *port);
+    /**
+     * The i-th request header (0-based, arrival order, names lowercase):
+     * WEFT_OK with *name, *value and *value_len set, WEFT_ERROR past the last.
+     * A header sent twice appears twice.
+     */
+    int (*req_header_at)(const weft_req *req, size_t i, const char **name, const char **value, size_t *value_len);
+    /** The i-th query parameter, percent-decoded ('+' is a space), as req_header_at. */
+    int (*req_query_at)(const weft_req *req, size_t i, const char **name, const char **value, size_t *value_len);
+    /** The raw query string after '?', not decoded; NULL when the target has no '?'. */
+    const char *(*req_query_string)(const weft_req *req);
+    /** req_param / req_query / req_header with the value's length in *len; NULL if absent. */
+    const char *(*req_param_len)(const weft_req *req, const char *name, size_t *len);
+    const char *(*req_query_len)(const weft_req *req, const char *name, size_t *len);
+    const char *(*req_header_len)(const weft_req *req, const char *name, size_t *len);
+    /** The value of cookie `name` (from every Cookie header, quotes removed), its length in *len; NULL if absent. */
+    const char *(*req_cookie)(const weft_req *req, const char *name, size_t *len);
+    /**
+     * The request id: the client's X-Request-Id when it is 1..64 characters
+     * of [A-Za-z0-9._:-], else one weft made up. It is sent back as
+     * X-Request-Id, written to the access log and put in host->log lines.
+     */
+    const char *(*req_id)(const weft_req *req);
+
+    /* ---- response helpers ---- */
+    /**
+     * Replaces the response with `status` and {"error": message, "status":
+     * status} as application/json (the message is escaped by the host;
+     * invalid UTF-8 becomes U+FFFD).
+     */
+    int (*res_error_json)(weft_req *req, int status, const char *message);
+    /**
+     * Adds a Set-Cookie header. `value` must be cookie-octets (no spaces,
+     * quotes, commas, semicolons, backslashes or controls: encode it first);
+     * max_age < 0 is a session cookie, 0 deletes it; path and domain may be
+     * NULL; flags are WEFT_COOKIE_*. WEFT_ERROR, and nothing added, if
+     * anything is not allowed.
+     */
+    int (*res_cookie)(weft_req *req, const char *name, const char *value, long long max_age, const char *path,
+                      const char *domain, unsigned flags);
+    /** Redirect: status 301, 302, 303, 307 or 308 with Location `location`; WEFT_ERROR for another status. */
+    int (*res_redirect)(weft_req *req, int status, const char *location);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
