@@ -21,8 +21,10 @@ typedef struct weft_req_link {
 static void on_link_dispose(void *p)
 {
     weft_req_link *link = p;
-    if (link->wr != NULL)
+    if (link->wr != NULL) {
         link->wr->link = NULL; /* the handler runs on; its answer goes nowhere */
+        link->wr->hreq = NULL;
+    }
 }
 
 static void complete(weft_req *r)
@@ -137,6 +139,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     link->req = req;
     link->wr = r;
     r->link = link;
+    r->hreq = req;
     r->loop = L;
     r->on_complete = complete;
     weft_generation_retain(g);

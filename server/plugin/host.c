@@ -9,6 +9,7 @@
 #include "dispatch/hostsync.h"
 #include "base/log.h"
 #include "request/request.h"
+#include "request/stream.h"
 #include "plugin/route_init.h"
 #include "version.h"
 
@@ -88,4 +89,7 @@ const weft_host weft_host_table = {
     .res_error_json = weft_access_res_error_json,
     .res_cookie = weft_access_res_cookie,
     .res_redirect = weft_access_res_redirect,
+    .res_flush = weft_flush_res_flush,
+    .res_flush_async = weft_flush_res_flush_async,
+    .res_sse = weft_stream_res_sse,
 };

@@ -191,6 +191,14 @@ const char *weft_request_req_body(const weft_req *r, size_t *len)
     return r->body != NULL ? r->body : "";
 }
 
+const char *weft_req_res_header(const weft_req *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_res_headers; i++)
+        if (strcasecmp(r->res_headers[i].name, name) == 0)
+            return r->res_headers[i].value;
+    return NULL;
+}
+
 void weft_request_res_status(weft_req *r, int status)
 {
     if (status >= 100 && status <= 599)

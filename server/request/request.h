@@ -29,6 +29,7 @@ typedef struct weft_kv {
 
 typedef struct weft_arena_chunk weft_arena_chunk;
 typedef struct weft_defer weft_defer;
+typedef struct weft_stream weft_stream;
 struct weft_tx;
 
 /* What currently drives the handler; decides how blocking primitives behave. */
@@ -83,6 +84,12 @@ struct weft_req {
     char peer_addr[46], local_addr[46];
     int peer_port, local_port;
     char id[65];
+    /* streamed response (stream.c) */
+    int streamed;                            /* the head went out; the body follows in flushes */
+    struct weft_stream *stream;              /* lives in h2o's pool; NULL once the client left */
+    void *hreq;                              /* the h2o request while it lives (set by http/) */
+    void (*flush_done)(weft_req *r, int rc); /* the waiter of the flush in progress (dispatch/) */
+    void *flush_arg;
     weft_defer *defers;    /* run when the handler has finished */
 };
 
@@ -101,6 +108,8 @@ int weft_req_defer(weft_req *r, void (*fn)(weft_req *r, void *arg), void *arg);
 /** Runs and forgets the registered defers (dispatch). */
 void weft_req_run_defers(weft_req *r);
 
+/** A response header already set, or NULL (name case-insensitive). */
+const char *weft_req_res_header(const weft_req *r, const char *name);
 /** Parses the query string into query_kv once (the thread running the handler). */
 void weft_req_parse_query(weft_req *r);
 /** Takes the client's X-Request-Id when it has a sane shape, else makes one up (access.c). */

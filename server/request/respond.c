@@ -1,4 +1,5 @@
 #include "request/respond.h"
+#include "request/stream.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -85,9 +86,9 @@ int weft_respond_method_ok(h2o_req_t *req, const char *allow)
     return 0;
 }
 
-void weft_respond_req(h2o_req_t *req, weft_req *r)
+void weft_respond_head(h2o_req_t *req, weft_req *r)
 {
-    if (r->res_failed || (r->rc != WEFT_OK && r->status < 400)) {
+    if (r->res_failed || (r->rc != WEFT_OK && r->status < 400 && !r->streamed)) {
         if (r->rc != WEFT_OK)
             weft_log_error("%s: handler failed (rc %d) without an error status; answering 500", r->route->label,
                            r->rc);
@@ -100,13 +101,13 @@ void weft_respond_req(h2o_req_t *req, weft_req *r)
         const weft_kv *h = &r->res_headers[i];
         size_t nlen = strlen(h->name);
         has_type |= nlen == 12 && strcasecmp(h->name, "content-type") == 0;
-        /* Strings live in the weft_req, which dies now: copy into h2o's pool. */
+        /* Strings live in the weft_req, which dies first: copy into h2o's pool. */
         h2o_iovec_t name = h2o_strdup(&req->pool, h->name, nlen);
         h2o_strtolower(name.base, name.len);
         h2o_iovec_t value = h2o_strdup(&req->pool, h->value, strlen(h->value));
         h2o_add_header_by_str(&req->pool, &req->res.headers, name.base, name.len, 1, NULL, value.base, value.len);
     }
-    if (!has_type && r->res_len > 0)
+    if (!has_type && (r->res_len > 0 || r->streamed))
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
                        H2O_STRLIT("text/plain; charset=utf-8"));
     /* The id the plugin saw, for the client and the access log. */
@@ -114,6 +115,15 @@ void weft_respond_req(h2o_req_t *req, weft_req *r)
         h2o_iovec_t id = h2o_strdup(&req->pool, r->id, strlen(r->id));
         h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-request-id"), 0, NULL, id.base, id.len);
     }
+}
+
+void weft_respond_req(h2o_req_t *req, weft_req *r)
+{
+    if (r->streamed) {
+        weft_stream_finish(r); /* the head is out already */
+        return;
+    }
+    weft_respond_head(req, r);
     /* Without a length h2o would send the body chunked. */
     req->res.content_length = r->res_len;
     h2o_send_inline(req, r->res_body != NULL ? r->res_body : "", r->res_len);

@@ -24,7 +24,9 @@ void weft_respond_text(h2o_req_t *req, int status, const char *message);
  * otherwise answers 405 with that Allow header and returns 0.
  */
 int weft_respond_method_ok(h2o_req_t *req, const char *allow);
-/** Sends the response a handler built in `r` (500 if it failed without saying how). */
+/** Status and headers of `r` into h2o's response (500 if it failed without saying how). */
+void weft_respond_head(h2o_req_t *req, weft_req *r);
+/** Sends the response a handler built in `r` (500 if it failed without saying how); ends a stream. */
 void weft_respond_req(h2o_req_t *req, weft_req *r);
 
 /**

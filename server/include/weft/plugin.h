@@ -278,6 +278,29 @@ typedef struct weft_host {
                       const char *domain, unsigned flags);
     /** Redirect: status 301, 302, 303, 307 or 308 with Location `location`; WEFT_ERROR for another status. */
     int (*res_redirect)(weft_req *req, int status, const char *location);
+
+    /* ---- streamed responses ---- */
+    /**
+     * Sends what res_write/res_printf/res_sse appended since the last flush
+     * as the next part of the body; the first flush sends the status and
+     * headers (set them first), and the response is then streamed (HTTP/1.1
+     * chunked, HTTP/2 DATA frames) until the handler finishes, which sends
+     * the rest. Blocking style: waits (worker blocks, coroutine suspends)
+     * until the connection took the part, so memory per stream stays at one
+     * part. WEFT_OK; WEFT_CANCELLED once the client has left (stop producing
+     * and return); WEFT_ERROR on misuse (reactive handler).
+     */
+    int (*res_flush)(weft_req *req);
+    /** Reactive form: `cb` runs with the rc once the part was taken; no writes to the body until then. */
+    void (*res_flush_async)(weft_req *req, weft_callback cb, void *arg);
+    /**
+     * Appends one Server-Sent Event ("id: …", "event: …", one "data: …" per
+     * line of `data`, blank line); id and event may be NULL and must not
+     * contain CR or LF. Before the first flush it also sets
+     * content-type text/event-stream and cache-control no-cache unless a
+     * content type was set. Flush to send it.
+     */
+    int (*res_sse)(weft_req *req, const char *id, const char *event, const char *data);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */

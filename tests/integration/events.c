@@ -1,0 +1,172 @@
+/* Streamed responses (plugin API 1.1) through the events plugin: each event
+ * reaches the client as it is produced, over HTTP/1.1 (chunked) and HTTP/2,
+ * under every policy; a client that leaves frees its worker or coroutine. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define ROUTE(p) "  { path = \"/" p "/events\"; plugin = \"events\"; dispatch = \"" p "\"; }"
+
+static wt_server srv;
+static void start(void)
+{
+    wt_start(&srv, "threads = 2; listen = [\"127.0.0.1:0\"];\n"
+                   "pools = ( { name = \"default\"; size = 8; queue = 100; } );\n"
+                   "routes = (\n" ROUTE("pool") ",\n" ROUTE("coroutine") ",\n" ROUTE("reactive") ");\n");
+}
+static void stop(void) { wt_suite_stop(&srv); }
+TestSuite(events, .init = start, .fini = stop, .timeout = 120);
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+typedef struct stream_rx {
+    double t0, first_ms;
+    char body[8192];
+    size_t len;
+    int stop_after_first; /* hang up once the first event arrived */
+} stream_rx;
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+    stream_rx *rx = ud;
+    size_t len = size * n;
+    if (rx->first_ms < 0)
+        rx->first_ms = now_ms() - rx->t0;
+    if (rx->len + len < sizeof(rx->body)) {
+        memcpy(rx->body + rx->len, p, len);
+        rx->len += len;
+        rx->body[rx->len] = '\0';
+    }
+    return rx->stop_after_first ? 0 : len;
+}
+
+typedef struct hdr_rx {
+    char *buf;
+    size_t size, len;
+} hdr_rx;
+
+static size_t on_hdr(char *p, size_t size, size_t n, void *ud)
+{
+    hdr_rx *h = ud;
+    size_t len = size * n;
+    if (h->len + len < h->size) {
+        memcpy(h->buf + h->len, p, len);
+        h->len += len;
+        h->buf[h->len] = '\0';
+    }
+    return len;
+}
+
+static double get_stream(const char *path, int h2, stream_rx *rx, char *headers, size_t hsize)
+{
+    char url[256];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", srv.port, path);
+    CURL *c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, rx);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    curl_easy_setopt(c, CURLOPT_HTTP_VERSION,
+                     h2 ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : (long)CURL_HTTP_VERSION_1_1);
+    hdr_rx h = {headers, hsize, 0};
+    if (headers != NULL) {
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_hdr);
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
+    }
+    rx->t0 = now_ms();
+    rx->first_ms = -1;
+    curl_easy_perform(c);
+    double total = now_ms() - rx->t0;
+    long version = 0;
+    curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &version);
+    if (h2)
+        cr_assert_eq(version, (long)CURL_HTTP_VERSION_2_0, "not HTTP/2");
+    curl_easy_cleanup(c);
+    return total;
+}
+
+typedef struct ev_param {
+    char policy[16];
+    int h2;
+} ev_param;
+
+ParameterizedTestParameters(events, each_event_arrives_as_it_is_produced)
+{
+    static ev_param p[] = {{"pool", 0}, {"coroutine", 0}, {"reactive", 0},
+                           {"pool", 1}, {"coroutine", 1}, {"reactive", 1}};
+    return cr_make_param_array(ev_param, p, 6);
+}
+
+ParameterizedTest(ev_param *p, events, each_event_arrives_as_it_is_produced)
+{
+    char path[96], headers[2048] = "";
+    snprintf(path, sizeof(path), "/%s/events?count=5&interval_ms=100", p->policy);
+    stream_rx rx = {0};
+    double total = get_stream(path, p->h2, &rx, headers, sizeof(headers));
+    const char *proto = p->h2 ? "HTTP/2" : "HTTP/1.1";
+    cr_assert_lt(rx.first_ms, 150.0, "%s %s: first event after %.0f ms", proto, path, rx.first_ms);
+    cr_assert_geq(total, 400.0, "%s %s: the whole took only %.0f ms: not streamed", proto, path, total);
+    cr_assert(strstr(rx.body, "id: 1\ndata: {\"n\":1,\"of\":5}\n\n") != NULL, "%s", rx.body);
+    cr_assert(strstr(rx.body, "id: 5\ndata: {\"n\":5,\"of\":5}\n\n") != NULL, "%s", rx.body);
+    cr_assert(strstr(headers, "text/event-stream") != NULL, "%s", headers);
+    if (!p->h2)
+        cr_assert(strcasestr(headers, "transfer-encoding: chunked") != NULL, "%s", headers);
+    wt_finish(&srv);
+}
+
+static long inflight(void)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/metrics", NULL, &r), 0);
+    const char *p = strstr(r.body, "\nweft_inflight_requests ");
+    cr_assert_not_null(p, "%s", r.body);
+    long n = atol(p + 24);
+    wt_resp_free(&r);
+    return n;
+}
+
+ParameterizedTestParameters(events, a_client_that_leaves_frees_its_handler) { return wt_policy_params(); }
+ParameterizedTest(wt_policy *p, events, a_client_that_leaves_frees_its_handler)
+{
+    char path[96];
+    /* 100 events 300 ms apart would hold the handler for 30 s. */
+    snprintf(path, sizeof(path), "/%s/events?count=100&interval_ms=300", p->name);
+    stream_rx rx = {.stop_after_first = 1};
+    get_stream(path, 0, &rx, NULL, 0);
+    cr_assert(strstr(rx.body, "id: 1\n") != NULL, "%s", rx.body);
+    double left = now_ms();
+    long n = -1;
+    while ((n = inflight()) != 0 && now_ms() - left < 5000)
+        usleep(20000);
+    double freed = now_ms() - left;
+    cr_assert_eq(n, 0, "%s: the handler still runs %.0f ms after its client left", p->name, freed);
+    /* Noticed at the next flush: one interval, plus a margin for a loaded machine. */
+    cr_assert_lt(freed, 1500.0, "%s: freed only after %.0f ms", p->name, freed);
+    wt_finish(&srv);
+}
+
+Test(events, bad_parameters_are_400)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/coroutine/events?count=0", NULL, &r), 0);
+    cr_assert_eq(r.status, 400, "%ld %s", r.status, r.body);
+    cr_assert_str_eq(r.body, "{\"error\":\"count must be an integer between 1 and 100000\",\"status\":400}");
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http(&srv, "GET", "/reactive/events?interval_ms=x", NULL, &r), 0);
+    cr_assert_eq(r.status, 400, "%ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    wt_finish(&srv);
+}
