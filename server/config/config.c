@@ -187,6 +187,27 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
     cfg->routes[cfg->n_routes++] = r;
 }
 
+/* plugins = { NAME = { ... }; }: one options group per plugin a route uses;
+ * the plugin's load() checks the options themselves. */
+static void load_plugin_options(vctx *v, weft_config *cfg, const config_setting_t *root)
+{
+    config_setting_t *g = member(v, root, "", "plugins", CONFIG_TYPE_GROUP);
+    for (int i = 0; g != NULL && i < config_setting_length(g); i++) {
+        config_setting_t *p = config_setting_get_elem(g, (unsigned)i);
+        char where[300];
+        snprintf(where, sizeof(where), "plugins.%s", config_setting_name(p));
+        if (config_setting_type(p) != CONFIG_TYPE_GROUP) {
+            verr(v, p, where, "must be a group { ... } of the plugin's options");
+            continue;
+        }
+        int used = 0;
+        for (size_t k = 0; k < cfg->n_routes && !used; k++)
+            used = strcmp(cfg->routes[k].plugin, config_setting_name(p)) == 0;
+        if (!used)
+            verr(v, p, where, "no route uses plugin '%s'", config_setting_name(p));
+    }
+}
+
 static void load_routes(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
     config_setting_t *list = weft_cfg_member(v, root, "", "routes", CONFIG_TYPE_ARRAY);
@@ -358,7 +379,7 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
 {
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
-                                           "admin",     "watch",    "pid_file",    "observability", "user", NULL};
+                                           "admin",     "watch",    "pid_file",    "observability", "user", "plugins", NULL};
     weft_config *cfg = weft_cfg_calloc(1, sizeof(*cfg));
     cfg->path = weft_cfg_strdup(path);
     cfg->text = weft_cfg_strdup(text);
@@ -389,11 +410,18 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
     fragment_reader fr = {&v, cfg};
     if (weft_route_files_load(cfg, errs, read_fragment_route, &fr) > 0)
         v.failed = 1;
+    load_plugin_options(&v, cfg, root);
     if (v.failed) {
         weft_config_free(cfg);
         return NULL;
     }
     return cfg;
+}
+
+config_setting_t *weft_config_plugin_options(const weft_config *cfg, const char *name)
+{
+    config_setting_t *g = config_setting_get_member(config_root_setting(&cfg->lc), "plugins");
+    return g != NULL ? config_setting_get_member(g, name) : NULL;
 }
 
 const weft_pool_cfg *weft_config_find_pool(const weft_config *cfg, const char *name)

@@ -139,5 +139,7 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
 void weft_config_free(weft_config *cfg);
 /** The pool a route names, or NULL. */
 const weft_pool_cfg *weft_config_find_pool(const weft_config *cfg, const char *name);
+/** The `plugins.NAME` options group, or NULL. */
+config_setting_t *weft_config_plugin_options(const weft_config *cfg, const char *name);
 
 #endif

@@ -92,4 +92,5 @@ const weft_host weft_host_table = {
     .res_flush = weft_flush_res_flush,
     .res_flush_async = weft_flush_res_flush_async,
     .res_sse = weft_stream_res_sse,
+    .init_plugin_state = weft_route_init_init_plugin_state,
 };

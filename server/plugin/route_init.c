@@ -6,29 +6,38 @@
 
 static const char *file_of(const weft_init *ctx, const config_setting_t *s)
 {
-    return s != NULL && config_setting_source_file(s) != NULL ? config_setting_source_file(s) : ctx->rc->file;
+    return s != NULL && config_setting_source_file(s) != NULL ? config_setting_source_file(s) : ctx->file;
 }
 
 static config_setting_t *lookup(weft_init *ctx, const char *name, int type, const char *type_text)
 {
     if (ctx->n_asked < sizeof(ctx->asked) / sizeof(ctx->asked[0]))
         ctx->asked[ctx->n_asked++] = name;
-    if (ctx->rc->options == NULL)
+    if (ctx->options == NULL)
         return NULL;
-    config_setting_t *s = config_setting_get_member(ctx->rc->options, name);
+    config_setting_t *s = config_setting_get_member(ctx->options, name);
     if (s == NULL)
         return NULL;
     int t = config_setting_type(s);
     if (t == type || (type == CONFIG_TYPE_INT && t == CONFIG_TYPE_INT64) ||
         (type == CONFIG_TYPE_FLOAT && (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)))
         return s;
-    weft_errors_add(ctx->errs, "%s:%d: route %s: option '%s' of plugin '%s' must be %s", file_of(ctx, s),
-                    config_setting_source_line(s), ctx->rc->path, name, ctx->plugin, type_text);
+    weft_errors_add(ctx->errs, "%s:%d: %s: option '%s' of plugin '%s' must be %s", file_of(ctx, s),
+                    config_setting_source_line(s), ctx->what, name, ctx->plugin, type_text);
     ctx->failed = 1;
     return NULL;
 }
 
-const char *weft_route_init_init_route(const weft_init *ctx) { return ctx->rc->path; }
+weft_init weft_route_init_for_route(const weft_route_cfg *rc, char *what, size_t what_size, weft_errors *errs)
+{
+    snprintf(what, what_size, "route %s", rc->path);
+    return (weft_init){.rc = rc, .plugin = rc->plugin, .options = rc->options, .what = what, .file = rc->file,
+                       .line = rc->line, .errs = errs};
+}
+
+const char *weft_route_init_init_route(const weft_init *ctx) { return ctx->rc != NULL ? ctx->rc->path : NULL; }
+
+void *weft_route_init_init_plugin_state(const weft_init *ctx) { return ctx->plugin_state; }
 
 const char *weft_route_init_opt_string(weft_init *ctx, const char *name, const char *def)
 {
@@ -64,24 +73,24 @@ void weft_route_init_init_error(weft_init *ctx, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    weft_errors_add(ctx->errs, "%s:%d: route %s: plugin '%s' init failed: %s", ctx->rc->file, ctx->rc->line,
-                    ctx->rc->path, ctx->plugin, msg);
+    weft_errors_add(ctx->errs, "%s:%d: %s: plugin '%s' %s failed: %s", ctx->file, ctx->line, ctx->what,
+                    ctx->plugin, ctx->rc != NULL ? "init" : "load", msg);
     ctx->failed = 1;
 }
 
 void weft_init_check_unused(weft_init *ctx)
 {
-    if (ctx->rc->options == NULL)
+    if (ctx->options == NULL)
         return;
-    for (int i = 0; i < config_setting_length(ctx->rc->options); i++) {
-        config_setting_t *s = config_setting_get_elem(ctx->rc->options, (unsigned)i);
+    for (int i = 0; i < config_setting_length(ctx->options); i++) {
+        config_setting_t *s = config_setting_get_elem(ctx->options, (unsigned)i);
         const char *name = config_setting_name(s);
         int used = 0;
         for (size_t k = 0; k < ctx->n_asked && !used; k++)
             used = strcmp(ctx->asked[k], name) == 0;
         if (!used) {
-            weft_errors_add(ctx->errs, "%s:%d: route %s: '%s' is not an option of plugin '%s'", file_of(ctx, s),
-                            config_setting_source_line(s), ctx->rc->path, name, ctx->plugin);
+            weft_errors_add(ctx->errs, "%s:%d: %s: '%s' is not an option of plugin '%s'", file_of(ctx, s),
+                            config_setting_source_line(s), ctx->what, name, ctx->plugin);
             ctx->failed = 1;
         }
     }

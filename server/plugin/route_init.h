@@ -12,14 +12,22 @@
 #include "base/errors.h"
 
 struct weft_init {
-    const weft_route_cfg *rc;
+    const weft_route_cfg *rc; /* NULL for a plugin's load() */
     const char *plugin;
+    config_setting_t *options; /* the route's options, or plugins.NAME */
+    const char *what;          /* "route /x" or "plugins.NAME", for messages */
+    const char *file;
+    int line;
+    void *plugin_state; /* what load() returned, for the routes' init */
     const char *asked[64]; /* option names the plugin looked at */
     size_t n_asked;
     int failed;
     weft_errors *errs;
 };
 
+/** A route's init context. */
+weft_init weft_route_init_for_route(const weft_route_cfg *rc, char *what, size_t what_size, weft_errors *errs);
+void *weft_route_init_init_plugin_state(const weft_init *ctx);
 const char *weft_route_init_init_route(const weft_init *ctx);
 const char *weft_route_init_opt_string(weft_init *ctx, const char *name, const char *def);
 long long weft_route_init_opt_int(weft_init *ctx, const char *name, long long def);

@@ -12,14 +12,42 @@
 #include "core/tls.h"
 #include "dispatch/workpool.h"
 
-static weft_module *module_for(weft_generation *g, const char *name, weft_errors *errs)
+/* The plugin's load() with its plugins.NAME options, before any route's init. */
+static int load_plugin(weft_generation *g, size_t i, weft_errors *errs)
+{
+    weft_module *m = g->modules[i];
+    if (m->desc.load == NULL)
+        return 0;
+    char what[300];
+    snprintf(what, sizeof(what), "plugins.%s", m->name);
+    config_setting_t *opts = weft_config_plugin_options(g->cfg, m->name);
+    weft_init ctx = {.plugin = m->name, .options = opts, .what = what, .file = g->cfg->path,
+                     .line = opts != NULL ? (int)config_setting_source_line(opts) : 0, .errs = errs};
+    int rc = m->desc.load(&weft_host_table, &ctx, &g->plugin_states[i]);
+    if (rc != WEFT_OK && !ctx.failed)
+        weft_init_error(&ctx, "load returned %d", rc);
+    if (!ctx.failed)
+        weft_init_check_unused(&ctx);
+    if (rc == WEFT_OK)
+        g->loaded[i] = 1; /* unload must run even if only our option checks failed */
+    return ctx.failed ? -1 : 0;
+}
+
+static weft_module *module_for(weft_generation *g, const char *name, void **plugin_state, weft_errors *errs)
 {
     for (size_t i = 0; i < g->n_modules; i++)
-        if (strcmp(g->modules[i]->name, name) == 0)
-            return g->modules[i];
+        if (strcmp(g->modules[i]->name, name) == 0) {
+            *plugin_state = g->plugin_states[i];
+            return g->loaded[i] || g->modules[i]->desc.load == NULL ? g->modules[i] : NULL;
+        }
     weft_module *m = weft_module_load(name, g->cfg->plugin_dirs, g->cfg->n_plugin_dirs, errs);
-    if (m != NULL)
-        g->modules[g->n_modules++] = m;
+    if (m == NULL)
+        return NULL;
+    size_t i = g->n_modules++;
+    g->modules[i] = m;
+    if (load_plugin(g, i, errs) != 0)
+        return NULL;
+    *plugin_state = g->plugin_states[i];
     return m;
 }
 
@@ -40,9 +68,11 @@ static int check_entry_points(const weft_route *r, weft_errors *errs)
     return -1;
 }
 
-static int init_route(weft_route *r, weft_errors *errs)
+static int init_route(weft_route *r, void *plugin_state, weft_errors *errs)
 {
-    weft_init ctx = {.rc = r->cfg, .plugin = r->cfg->plugin, .errs = errs};
+    char what[300];
+    weft_init ctx = weft_init_for_route(r->cfg, what, sizeof(what), errs);
+    ctx.plugin_state = plugin_state;
     int rc = WEFT_OK;
     if (r->module->desc.init != NULL)
         rc = r->module->desc.init(&weft_host_table, &ctx, &r->state);
@@ -78,8 +108,13 @@ static void destroy(weft_generation *g, int keep_cfg)
         if (r->initialised && r->module->desc.fini != NULL)
             r->module->desc.fini(r->state);
     }
-    for (size_t i = 0; i < g->n_modules; i++)
+    for (size_t i = 0; i < g->n_modules; i++) {
+        if (g->loaded[i] && g->modules[i]->desc.unload != NULL)
+            g->modules[i]->desc.unload(g->plugin_states[i]);
         weft_module_release(g->modules[i]);
+    }
+    free(g->plugin_states);
+    free(g->loaded);
     for (size_t i = 0; g->tls != NULL && i < g->cfg->n_listen; i++)
         SSL_CTX_free(g->tls[i]);
     free(g->tls);
@@ -103,8 +138,10 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
     g->router = weft_router_new();
     g->routes = calloc(cfg->n_routes + 1, sizeof(*g->routes));
     g->modules = calloc(cfg->n_routes + 1, sizeof(*g->modules));
+    g->plugin_states = calloc(cfg->n_routes + 1, sizeof(*g->plugin_states));
+    g->loaded = calloc(cfg->n_routes + 1, sizeof(*g->loaded));
     g->pools = calloc(cfg->n_pools + 1, sizeof(*g->pools));
-    if (g->routes == NULL || g->modules == NULL || g->pools == NULL)
+    if (g->routes == NULL || g->modules == NULL || g->pools == NULL || g->plugin_states == NULL || g->loaded == NULL)
         weft_fatal("out of memory");
     size_t before = errs->count;
     /* Certificates are read by every build, -t included: a reload re-reads
@@ -135,7 +172,8 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         }
         /* The router points at this slot now: it must not be reused. */
         g->n_routes++;
-        if ((r->module = module_for(g, r->cfg->plugin, errs)) == NULL) {
+        void *plugin_state = NULL;
+        if ((r->module = module_for(g, r->cfg->plugin, &plugin_state, errs)) == NULL) {
             /* Name the route too: the operator needs to know which line to fix. */
             weft_errors_add(errs, "%s:%d: route %s: plugin '%s' could not be loaded (see above)", r->cfg->file,
                             r->cfg->line, r->cfg->path, r->cfg->plugin);
@@ -146,7 +184,7 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
                  r->module->desc.version ? r->module->desc.version : "?");
         if (check_entry_points(r, errs) != 0)
             continue;
-        init_route(r, errs);
+        init_route(r, plugin_state, errs);
     }
     if (errs->count == before && !check_only) {
         g->dbpool = weft_dbpool_new(&cfg->database);

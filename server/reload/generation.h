@@ -28,6 +28,8 @@ typedef struct weft_generation {
     weft_route *routes;
     size_t n_routes;
     weft_module **modules;
+    void **plugin_states; /* per module: what its load() returned */
+    unsigned char *loaded; /* per module: load() succeeded, unload() is due */
     size_t n_modules;
     struct weft_workpool **pools;
     size_t n_pools;

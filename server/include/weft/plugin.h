@@ -301,6 +301,13 @@ typedef struct weft_host {
      * content type was set. Flush to send it.
      */
     int (*res_sse)(weft_req *req, const char *id, const char *event, const char *data);
+
+    /* ---- plugin-level lifecycle ---- */
+    /**
+     * In init(): the plugin-wide state load() returned for this
+     * configuration (NULL without a load hook). In load(): NULL.
+     */
+    void *(*init_plugin_state)(const weft_init *ctx);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
@@ -339,6 +346,20 @@ typedef struct weft_plugin {
      * WEFT_AGAIN when it will call host->done() later, or WEFT_ERROR.
      */
     int (*handle_async)(weft_req *req, void *state);
+
+    /* ==== ABI 1.1 additions (a descriptor from the 1.0 header is widened with NULLs) ==== */
+    /**
+     * Optional. Once per plugin and configuration (start-up, and each reload
+     * builds its own), before the first route's init: reads the plugin's
+     * options from the config's `plugins = { NAME = { … }; }` group with
+     * host->opt_* (wrong types and unknown options fail like route options;
+     * init_route() gives NULL here) and sets *plugin_state, which every
+     * route's init gets from host->init_plugin_state(ctx). WEFT_OK or fail
+     * (init_error says why).
+     */
+    int (*load)(const weft_host *host, weft_init *ctx, void **plugin_state);
+    /** Optional. After the last route's fini of that configuration. */
+    void (*unload)(void *plugin_state);
 } weft_plugin;
 
 /** Initialiser for the first four descriptor fields. */
