@@ -191,20 +191,20 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
  * the plugin's load() checks the options themselves. */
 static void load_plugin_options(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
-    config_setting_t *g = member(v, root, "", "plugins", CONFIG_TYPE_GROUP);
+    config_setting_t *g = weft_cfg_member(v, root, "", "plugins", CONFIG_TYPE_GROUP);
     for (int i = 0; g != NULL && i < config_setting_length(g); i++) {
         config_setting_t *p = config_setting_get_elem(g, (unsigned)i);
         char where[300];
         snprintf(where, sizeof(where), "plugins.%s", config_setting_name(p));
         if (config_setting_type(p) != CONFIG_TYPE_GROUP) {
-            verr(v, p, where, "must be a group { ... } of the plugin's options");
+            weft_cfg_error(v, p, where, "must be a group { ... } of the plugin's options");
             continue;
         }
         int used = 0;
         for (size_t k = 0; k < cfg->n_routes && !used; k++)
             used = strcmp(cfg->routes[k].plugin, config_setting_name(p)) == 0;
         if (!used)
-            verr(v, p, where, "no route uses plugin '%s'", config_setting_name(p));
+            weft_cfg_error(v, p, where, "no route uses plugin '%s'", config_setting_name(p));
     }
 }
 

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "db/db.h"
-#include "db/db_tx.h"
 #include "base/log.h"
 #include "core/loop.h"
 
@@ -564,7 +563,6 @@ weft_dbloop *weft_dbloop_for(weft_loop *loop, const weft_db_cfg *cfg)
 
 static void dbloop_teardown(weft_loop *L)
 {
-    weft_txset_close(L);
     weft_dbloop_free(L->db);
     L->db = NULL;
     weft_dbloop_reap(L, 1);

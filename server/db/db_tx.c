@@ -57,8 +57,8 @@ struct weft_txset {
     size_t n_idle;
     size_t held;
     weft_tx *wait_head, *wait_tail;
-    weft_dbloop *trash[16]; /* sessions of unknown state, closed from a timer */
-    size_t n_trash;
+    weft_dbloop **trash; /* sessions of unknown state, closed from a timer */
+    size_t n_trash, cap_trash;
     weft_timer reap;
 };
 
@@ -76,21 +76,45 @@ static int end_rc(int rc, PGresult *res, int commit)
 
 /* ---- the loop's transaction set ---- */
 
-static void on_reap(weft_timer *t)
+static void txset_free(weft_txset *s);
+
+static void empty_trash(weft_txset *s)
 {
-    weft_txset *s = H2O_STRUCT_FROM_MEMBER(weft_txset, reap, t);
-    /* Freed from a timer, never inside one of the session's own callbacks. */
     while (s->n_trash > 0)
         weft_dbloop_free(s->trash[--s->n_trash]);
 }
 
-static void trash(weft_txset *s, weft_dbloop *d)
+/* Sessions (and a retired set) are freed from a timer, never inside one of
+ * a session's own callbacks, which is where they are given up. */
+static void on_reap(weft_timer *t)
 {
-    if (s->n_trash == sizeof(s->trash) / sizeof(s->trash[0]))
-        on_reap(&s->reap);
-    s->trash[s->n_trash++] = d;
+    weft_txset *s = H2O_STRUCT_FROM_MEMBER(weft_txset, reap, t);
+    empty_trash(s);
+    if (s->loop->txset != s && s->held == 0 && s->wait_head == NULL)
+        txset_free(s);
+}
+
+static void schedule_reap(weft_txset *s)
+{
     weft_timers_cancel(s->loop->timers, &s->reap);
     weft_timers_add(s->loop->timers, &s->reap, 0, on_reap);
+}
+
+static void trash(weft_txset *s, weft_dbloop *d)
+{
+    /* Never freed here: we may be inside one of d's own callbacks. */
+    if (s->n_trash == s->cap_trash) {
+        size_t cap = s->cap_trash ? s->cap_trash * 2 : 8;
+        weft_dbloop **t = realloc(s->trash, cap * sizeof(*t));
+        if (t == NULL) {
+            weft_log_error("database: out of memory retiring a transaction connection; it stays open");
+            return;
+        }
+        s->trash = t;
+        s->cap_trash = cap;
+    }
+    s->trash[s->n_trash++] = d;
+    schedule_reap(s);
 }
 
 static weft_txset *txset_new(weft_loop *L, const weft_db_cfg *cfg)
@@ -114,11 +138,12 @@ static weft_txset *txset_new(weft_loop *L, const weft_db_cfg *cfg)
 
 static void txset_free(weft_txset *s)
 {
-    on_reap(&s->reap);
+    empty_trash(s);
     weft_timers_cancel(s->loop->timers, &s->reap);
     for (size_t i = 0; i < s->n_idle; i++)
         weft_dbloop_free(s->idle[i]);
     free(s->idle);
+    free(s->trash);
     free(s->cfg.conninfo);
     free(s);
 }
@@ -134,15 +159,23 @@ static weft_txset *txset_for(weft_req *r)
     weft_txset *s = L->txset;
     if (s != NULL && !weft_db_cfg_equal(&s->cfg, cfg)) {
         L->txset = NULL;
-        if (s->held == 0 && s->wait_head == NULL)
-            txset_free(s);
-        /* else freed by its last release (release_loop) */
+        /* Its idle sessions close now; the set goes once nothing is held. */
+        for (size_t i = 0; i < s->n_idle; i++)
+            trash(s, s->idle[i]);
+        s->n_idle = 0;
+        schedule_reap(s);
         s = NULL;
     }
     if (s == NULL)
         s = L->txset = txset_new(L, cfg);
     return s;
 }
+
+static void txset_teardown(weft_loop *L) { weft_txset_close(L); }
+
+static const weft_loop_hook txset_hook = {NULL, txset_teardown};
+
+void weft_db_tx_attach(void) { weft_loop_add_hook(&txset_hook); }
 
 void weft_txset_close(weft_loop *L)
 {
@@ -196,8 +229,8 @@ static void on_wait_timeout(weft_timer *t)
     if (s->wait_tail == tx)
         s->wait_tail = prev;
     tx->set = NULL;
-    if (s->loop->txset != s && s->held == 0 && s->wait_head == NULL)
-        txset_free(s);
+    if (s->loop->txset != s)
+        schedule_reap(s);
     finish_fn(tx, WEFT_UNAVAILABLE);
 }
 
@@ -229,10 +262,8 @@ static void release_loop(weft_txset *s, weft_dbloop *d, int reusable)
         s->idle[s->n_idle++] = d;
     else if (d != NULL)
         trash(s, d);
-    if (s->loop->txset != s && s->held == 0 && s->wait_head == NULL) {
-        /* A retired set: its trash must go now, with it. */
-        txset_free(s);
-    }
+    if (s->loop->txset != s)
+        schedule_reap(s); /* a retired set goes once nothing is held */
 }
 
 static void begin_loop(weft_req *r, weft_tx *tx, tx_done_fn fn, void *arg)

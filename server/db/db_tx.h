@@ -26,6 +26,8 @@ int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params
 /** A statement inside r->tx on its loop session; `cb` may run before this returns. */
 void weft_tx_query_loop(weft_req *r, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
                         void *arg);
+/** Registers the per-loop teardown of the transaction sessions (before weft_loops_start). */
+void weft_db_tx_attach(void);
 /** Closes the loop's idle transaction sessions (teardown, loop thread). */
 void weft_txset_close(struct weft_loop *L);
 

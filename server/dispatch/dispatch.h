@@ -27,8 +27,8 @@ void weft_dispatch_run(weft_req *r, void (*fn)(void *ctx), void *ctx);
 /** Runs a reactive completion callback for `r` as a timed slice (loop thread). */
 void weft_dispatch_callback(weft_req *r, weft_callback cb, void *arg, int rc);
 /** host->res_flush / res_flush_async (flush.c). */
-int weft_host_res_flush(weft_req *r);
-void weft_host_res_flush_async(weft_req *r, weft_callback cb, void *arg);
+int weft_flush_res_flush(weft_req *r);
+void weft_flush_res_flush_async(weft_req *r, weft_callback cb, void *arg);
 /** host->done(): the reactive handler's response is complete. Any thread. */
 void weft_dispatch_done(weft_req *r, int rc);
 

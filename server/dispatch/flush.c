@@ -59,7 +59,7 @@ static void worker_send(weft_msg *m)
     }
 }
 
-int weft_host_res_flush(weft_req *r)
+int weft_flush_res_flush(weft_req *r)
 {
     switch (r->exec) {
     case WEFT_EXEC_COROUTINE: {
@@ -108,7 +108,7 @@ static void async_flushed(weft_req *r, int rc)
     weft_dispatch_callback(r, a->cb, a->arg, rc);
 }
 
-void weft_host_res_flush_async(weft_req *r, weft_callback cb, void *arg)
+void weft_flush_res_flush_async(weft_req *r, weft_callback cb, void *arg)
 {
     async_flush *a = r->exec == WEFT_EXEC_LOOP ? weft_req_alloc(r, sizeof(*a)) : NULL;
     if (a == NULL) {

@@ -9,6 +9,7 @@
 #include "core/loop.h"
 #include "base/stats.h"
 #include "request/respond.h"
+#include "request/stream.h"
 
 /* Ties a weft_req to the h2o request that carries it. Allocated in the h2o
  * request's pool with a dispose hook, so when h2o frees the request early
@@ -32,7 +33,10 @@ static void complete(weft_req *r)
     weft_loop *L = r->loop;
     if (r->link != NULL) {
         r->link->wr = NULL;
-        weft_respond_req(r->link->req, r);
+        if (r->streamed)
+            weft_stream_finish(r); /* the head is out already */
+        else
+            weft_respond_req(r->link->req, r);
     }
     weft_generation *g = r->route->gen;
     L->inflight--;

@@ -25,7 +25,7 @@ static int load_plugin(weft_generation *g, size_t i, weft_errors *errs)
                      .line = opts != NULL ? (int)config_setting_source_line(opts) : 0, .errs = errs};
     int rc = m->desc.load(&weft_host_table, &ctx, &g->plugin_states[i]);
     if (rc != WEFT_OK && !ctx.failed)
-        weft_init_error(&ctx, "load returned %d", rc);
+        weft_route_init_init_error(&ctx, "load returned %d", rc);
     if (!ctx.failed)
         weft_init_check_unused(&ctx);
     if (rc == WEFT_OK)
@@ -71,7 +71,7 @@ static int check_entry_points(const weft_route *r, weft_errors *errs)
 static int init_route(weft_route *r, void *plugin_state, weft_errors *errs)
 {
     char what[300];
-    weft_init ctx = weft_init_for_route(r->cfg, what, sizeof(what), errs);
+    weft_init ctx = weft_route_init_for_route(r->cfg, what, sizeof(what), errs);
     ctx.plugin_state = plugin_state;
     int rc = WEFT_OK;
     if (r->module->desc.init != NULL)

@@ -75,14 +75,14 @@ void weft_req_set_addrs(weft_req *r, const void *peer_sa, const void *local_sa)
 
 /* ---- request ---- */
 
-const char *weft_req_peer_addr(const weft_req *r, int *port)
+const char *weft_access_req_peer_addr(const weft_req *r, int *port)
 {
     if (port != NULL)
         *port = r->peer_port;
     return r->peer_addr;
 }
 
-const char *weft_req_local_addr(const weft_req *r, int *port)
+const char *weft_access_req_local_addr(const weft_req *r, int *port)
 {
     if (port != NULL)
         *port = r->local_port;
@@ -102,18 +102,18 @@ static int kv_at(const weft_kv *kv, size_t n, size_t i, const char **name, const
     return WEFT_OK;
 }
 
-int weft_req_header_at(const weft_req *r, size_t i, const char **name, const char **value, size_t *value_len)
+int weft_access_req_header_at(const weft_req *r, size_t i, const char **name, const char **value, size_t *value_len)
 {
     return kv_at(r->headers, r->n_headers, i, name, value, value_len);
 }
 
-int weft_req_query_at(const weft_req *r, size_t i, const char **name, const char **value, size_t *value_len)
+int weft_access_req_query_at(const weft_req *r, size_t i, const char **name, const char **value, size_t *value_len)
 {
     weft_req_parse_query((weft_req *)r); /* only the handler's thread touches it */
     return kv_at(r->query_kv, r->n_query, i, name, value, value_len);
 }
 
-const char *weft_req_query_string(const weft_req *r) { return r->query; }
+const char *weft_access_req_query_string(const weft_req *r) { return r->query; }
 
 static const char *with_len(const char *v, size_t *len)
 {
@@ -122,19 +122,19 @@ static const char *with_len(const char *v, size_t *len)
     return v;
 }
 
-const char *weft_req_param_len(const weft_req *r, const char *name, size_t *len)
+const char *weft_access_req_param_len(const weft_req *r, const char *name, size_t *len)
 {
-    return with_len(weft_req_param(r, name), len);
+    return with_len(weft_request_req_param(r, name), len);
 }
 
-const char *weft_req_query_len(const weft_req *r, const char *name, size_t *len)
+const char *weft_access_req_query_len(const weft_req *r, const char *name, size_t *len)
 {
-    return with_len(weft_req_query(r, name), len);
+    return with_len(weft_request_req_query(r, name), len);
 }
 
-const char *weft_req_header_len(const weft_req *r, const char *name, size_t *len)
+const char *weft_access_req_header_len(const weft_req *r, const char *name, size_t *len)
 {
-    return with_len(weft_req_header(r, name), len);
+    return with_len(weft_request_req_header(r, name), len);
 }
 
 /* "a=1; b=\"2\"": the value of `name` in one Cookie header, or NULL. */
@@ -165,7 +165,7 @@ static const char *find_cookie(weft_req *r, const char *h, const char *name, siz
     return NULL;
 }
 
-const char *weft_req_cookie(const weft_req *r, const char *name, size_t *len)
+const char *weft_access_req_cookie(const weft_req *r, const char *name, size_t *len)
 {
     if (name == NULL || name[0] == '\0')
         return NULL;
@@ -180,11 +180,11 @@ const char *weft_req_cookie(const weft_req *r, const char *name, size_t *len)
     return NULL;
 }
 
-const char *weft_req_id(const weft_req *r) { return r->id; }
+const char *weft_access_req_id(const weft_req *r) { return r->id; }
 
 /* ---- response helpers ---- */
 
-int weft_res_error_json(weft_req *r, int status, const char *message)
+int weft_access_res_error_json(weft_req *r, int status, const char *message)
 {
     if (status < 100 || status > 599)
         status = 500;
@@ -227,9 +227,9 @@ int weft_res_error_json(weft_req *r, int status, const char *message)
         r->res_failed = 1;
         return WEFT_ERROR;
     }
-    int rc = weft_res_header(r, "content-type", "application/json");
+    int rc = weft_request_res_header(r, "content-type", "application/json");
     if (rc == WEFT_OK)
-        rc = weft_res_write(r, text, strlen(text));
+        rc = weft_request_res_write(r, text, strlen(text));
     free(text);
     return rc;
 }
@@ -263,7 +263,7 @@ static int attr_ok(const char *s)
     return 1;
 }
 
-int weft_res_cookie(weft_req *r, const char *name, const char *value, long long max_age, const char *path,
+int weft_access_res_cookie(weft_req *r, const char *name, const char *value, long long max_age, const char *path,
                     const char *domain, unsigned flags)
 {
     unsigned same = flags & (WEFT_COOKIE_SAMESITE_LAX | WEFT_COOKIE_SAMESITE_STRICT | WEFT_COOKIE_SAMESITE_NONE);
@@ -288,15 +288,15 @@ int weft_res_cookie(weft_req *r, const char *name, const char *value, long long 
                                                             : "");
     if (n <= 0 || (size_t)n >= sizeof(buf))
         return WEFT_ERROR;
-    return weft_res_header(r, "set-cookie", buf);
+    return weft_request_res_header(r, "set-cookie", buf);
 }
 
-int weft_res_redirect(weft_req *r, int status, const char *location)
+int weft_access_res_redirect(weft_req *r, int status, const char *location)
 {
     if ((status != 301 && status != 302 && status != 303 && status != 307 && status != 308) || location == NULL ||
         location[0] == '\0')
         return WEFT_ERROR;
-    int rc = weft_res_header(r, "location", location); /* refuses CR/LF */
+    int rc = weft_request_res_header(r, "location", location); /* refuses CR/LF */
     if (rc == WEFT_OK)
         r->status = status;
     return rc;

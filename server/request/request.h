@@ -118,20 +118,20 @@ void weft_req_set_id(weft_req *r, const char *incoming, size_t len);
 void weft_req_set_addrs(weft_req *r, const void *peer_sa, const void *local_sa);
 
 /* The ABI 1.1 request access and response helpers (access.c). */
-const char *weft_req_peer_addr(const weft_req *r, int *port);
-const char *weft_req_local_addr(const weft_req *r, int *port);
-int weft_req_header_at(const weft_req *r, size_t i, const char **name, const char **value, size_t *value_len);
-int weft_req_query_at(const weft_req *r, size_t i, const char **name, const char **value, size_t *value_len);
-const char *weft_req_query_string(const weft_req *r);
-const char *weft_req_param_len(const weft_req *r, const char *name, size_t *len);
-const char *weft_req_query_len(const weft_req *r, const char *name, size_t *len);
-const char *weft_req_header_len(const weft_req *r, const char *name, size_t *len);
-const char *weft_req_cookie(const weft_req *r, const char *name, size_t *len);
-const char *weft_req_id(const weft_req *r);
-int weft_res_error_json(weft_req *r, int status, const char *message);
-int weft_res_cookie(weft_req *r, const char *name, const char *value, long long max_age, const char *path,
+const char *weft_access_req_peer_addr(const weft_req *r, int *port);
+const char *weft_access_req_local_addr(const weft_req *r, int *port);
+int weft_access_req_header_at(const weft_req *r, size_t i, const char **name, const char **value, size_t *value_len);
+int weft_access_req_query_at(const weft_req *r, size_t i, const char **name, const char **value, size_t *value_len);
+const char *weft_access_req_query_string(const weft_req *r);
+const char *weft_access_req_param_len(const weft_req *r, const char *name, size_t *len);
+const char *weft_access_req_query_len(const weft_req *r, const char *name, size_t *len);
+const char *weft_access_req_header_len(const weft_req *r, const char *name, size_t *len);
+const char *weft_access_req_cookie(const weft_req *r, const char *name, size_t *len);
+const char *weft_access_req_id(const weft_req *r);
+int weft_access_res_error_json(weft_req *r, int status, const char *message);
+int weft_access_res_cookie(weft_req *r, const char *name, const char *value, long long max_age, const char *path,
                     const char *domain, unsigned flags);
-int weft_res_redirect(weft_req *r, int status, const char *location);
+int weft_access_res_redirect(weft_req *r, int status, const char *location);
 
 weft_req *weft_req_new(void);
 void weft_req_free(weft_req *r);

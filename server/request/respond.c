@@ -1,5 +1,4 @@
 #include "request/respond.h"
-#include "request/stream.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -119,10 +118,6 @@ void weft_respond_head(h2o_req_t *req, weft_req *r)
 
 void weft_respond_req(h2o_req_t *req, weft_req *r)
 {
-    if (r->streamed) {
-        weft_stream_finish(r); /* the head is out already */
-        return;
-    }
     weft_respond_head(req, r);
     /* Without a length h2o would send the body chunked. */
     req->res.content_length = r->res_len;

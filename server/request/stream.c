@@ -122,28 +122,28 @@ void weft_stream_finish(weft_req *r)
 
 static int no_newline(const char *s) { return s == NULL || strpbrk(s, "\r\n") == NULL; }
 
-int weft_res_sse(weft_req *r, const char *id, const char *event, const char *data)
+int weft_stream_res_sse(weft_req *r, const char *id, const char *event, const char *data)
 {
     if (!no_newline(id) || !no_newline(event) || data == NULL)
         return WEFT_ERROR;
     if (!r->streamed && weft_req_res_header(r, "content-type") == NULL &&
-        (weft_res_header(r, "content-type", "text/event-stream") != WEFT_OK ||
-         weft_res_header(r, "cache-control", "no-cache") != WEFT_OK))
+        (weft_request_res_header(r, "content-type", "text/event-stream") != WEFT_OK ||
+         weft_request_res_header(r, "cache-control", "no-cache") != WEFT_OK))
         return WEFT_ERROR;
     int rc = WEFT_OK;
     if (id != NULL)
-        rc |= weft_res_printf(r, "id: %s\n", id);
+        rc |= weft_request_res_printf(r, "id: %s\n", id);
     if (event != NULL)
-        rc |= weft_res_printf(r, "event: %s\n", event);
+        rc |= weft_request_res_printf(r, "event: %s\n", event);
     /* One data: line per line of the payload (CR, LF and CRLF all end a line). */
     for (const char *p = data;;) {
         size_t n = strcspn(p, "\r\n");
-        rc |= weft_res_write(r, "data: ", 6) | weft_res_write(r, p, n) | weft_res_write(r, "\n", 1);
+        rc |= weft_request_res_write(r, "data: ", 6) | weft_request_res_write(r, p, n) | weft_request_res_write(r, "\n", 1);
         p += n;
         if (*p == '\0')
             break;
         p += (p[0] == '\r' && p[1] == '\n') ? 2 : 1;
     }
-    rc |= weft_res_write(r, "\n", 1);
+    rc |= weft_request_res_write(r, "\n", 1);
     return rc == WEFT_OK ? WEFT_OK : WEFT_ERROR;
 }

@@ -19,6 +19,6 @@ int weft_stream_send(weft_req *r);
 /** Ends a streamed response with what r's body still holds (completion). */
 void weft_stream_finish(weft_req *r);
 /** Appends one Server-Sent Event; id and event may be NULL. Any thread. */
-int weft_res_sse(weft_req *r, const char *id, const char *event, const char *data);
+int weft_stream_res_sse(weft_req *r, const char *id, const char *event, const char *data);
 
 #endif

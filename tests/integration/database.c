@@ -210,7 +210,7 @@ Test(database, killed_mid_transfers_leaves_no_half_transfer)
     pthread_t t;
     pthread_create(&t, NULL, run_batch, &b);
     /* Kill once transfers are committing. */
-    for (double deadline = now_ms() + 30000; now_ms() < deadline; usleep(20000))
+    for (double deadline = wt_now_ms() + 30000; wt_now_ms() < deadline; usleep(20000))
         if (sql_value("SELECT count(*) FROM account WHERE balance <> 1000") > 0)
             break;
     char pidfile[128];
@@ -232,7 +232,7 @@ Test(database, killed_mid_transfers_leaves_no_half_transfer)
     free(b.paths);
     free(b.bodies);
     free(b.st);
-    for (double deadline = now_ms() + 20000; now_ms() < deadline && pg("status") == 0; usleep(100000))
+    for (double deadline = wt_now_ms() + 20000; wt_now_ms() < deadline && pg("status") == 0; usleep(100000))
         ;
     cr_assert_eq(pg("start"), 0);
     cr_log_info("%d transfers committed before the kill", ok);

@@ -24,13 +24,6 @@ static void start(void)
 static void stop(void) { wt_suite_stop(&srv); }
 TestSuite(events, .init = start, .fini = stop, .timeout = 120);
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
 typedef struct stream_rx {
     double t0, first_ms;
     char body[8192];
@@ -43,7 +36,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
     stream_rx *rx = ud;
     size_t len = size * n;
     if (rx->first_ms < 0)
-        rx->first_ms = now_ms() - rx->t0;
+        rx->first_ms = wt_now_ms() - rx->t0;
     if (rx->len + len < sizeof(rx->body)) {
         memcpy(rx->body + rx->len, p, len);
         rx->len += len;
@@ -86,10 +79,10 @@ static double get_stream(const char *path, int h2, stream_rx *rx, char *headers,
         curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_hdr);
         curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
     }
-    rx->t0 = now_ms();
+    rx->t0 = wt_now_ms();
     rx->first_ms = -1;
     curl_easy_perform(c);
-    double total = now_ms() - rx->t0;
+    double total = wt_now_ms() - rx->t0;
     long version = 0;
     curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &version);
     if (h2)
@@ -147,11 +140,11 @@ ParameterizedTest(wt_policy *p, events, a_client_that_leaves_frees_its_handler)
     stream_rx rx = {.stop_after_first = 1};
     get_stream(path, 0, &rx, NULL, 0);
     cr_assert(strstr(rx.body, "id: 1\n") != NULL, "%s", rx.body);
-    double left = now_ms();
+    double left = wt_now_ms();
     long n = -1;
-    while ((n = inflight()) != 0 && now_ms() - left < 5000)
+    while ((n = inflight()) != 0 && wt_now_ms() - left < 5000)
         usleep(20000);
-    double freed = now_ms() - left;
+    double freed = wt_now_ms() - left;
     cr_assert_eq(n, 0, "%s: the handler still runs %.0f ms after its client left", p->name, freed);
     /* Noticed at the next flush: one interval, plus a margin for a loaded machine. */
     cr_assert_lt(freed, 1500.0, "%s: freed only after %.0f ms", p->name, freed);

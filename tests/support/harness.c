@@ -490,8 +490,4 @@ void wt_wait_metric(const wt_server *s, const char *name, double min, double lim
     cr_assert_fail("%s stayed below %g for %.0f ms (last %g)", name, min, limit_ms, last);
 }
 
-struct criterion_test_params wt_policy_params(void)
-{
-    static wt_policy p[] = {{"pool"}, {"coroutine"}, {"reactive"}};
-    return cr_make_param_array(wt_policy, p, 3);
-}
+wt_policy wt_policies[3] = {{"pool"}, {"coroutine"}, {"reactive"}};

@@ -5,7 +5,6 @@
 #ifndef WEFT_TEST_HARNESS_H
 #define WEFT_TEST_HARNESS_H
 
-#include <criterion/parameterized.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -109,8 +108,10 @@ void wt_rm_rf(const char *dir);
 typedef struct wt_policy {
     char name[16];
 } wt_policy;
-/** pool, coroutine, reactive: for ParameterizedTestParameters. */
-struct criterion_test_params wt_policy_params(void);
+/** pool, coroutine, reactive. */
+extern wt_policy wt_policies[3];
+/** For ParameterizedTestParameters (include <criterion/parameterized.h>). */
+#define wt_policy_params() cr_make_param_array(wt_policy, wt_policies, 3)
 
 /** Number of threads of a process (from /proc). */
 int wt_thread_count(pid_t pid);
