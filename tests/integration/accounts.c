@@ -228,7 +228,7 @@ ParameterizedTest(wt_policy *p, accounts, isolation_level_and_one_session)
 ParameterizedTestParameters(accounts, held_connections_are_bounded) { return wt_policy_params(); }
 ParameterizedTest(wt_policy *p, accounts, held_connections_are_bounded)
 {
-    wt_server own;
+    wt_server own = {0};
     char conf2[1024], path[96];
     snprintf(conf2, sizeof(conf2),
              "threads = 1; listen = [\"127.0.0.1:0\"];\n"
