@@ -45,12 +45,18 @@ char **wt_env(const char *const *drop, const char *const *set)
 pid_t wt_spawn(const char *path, const char *const *argv, char *const *env, const char *out, const char *log,
                int flags)
 {
+    pid_t parent = getpid();
     pid_t pid = fork();
     cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
     if (pid == 0) {
         if (flags & WT_SPAWN_GROUP)
             setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        /* A test process that dies (a crash, a timeout's kill) must not leave
+         * a server holding ports for the rest of the run: SIGKILL, because a
+         * SIGTERM'd weft may drain for its whole grace period. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
         int lfd = open(log, O_WRONLY | O_CREAT | (flags & WT_SPAWN_TRUNCATE ? O_TRUNC : O_APPEND), 0644);
         int ofd = out != NULL ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644) : lfd;
         int nul = open("/dev/null", O_RDONLY);
