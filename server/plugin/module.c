@@ -11,8 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "base/log.h"
 #include "base/names.h"
+#include "plugin/elfcheck.h"
 
 int weft_descriptor_check(const void *desc, size_t size_avail, const char *expected_name, char *why, size_t size)
 {
@@ -64,16 +67,33 @@ int weft_descriptor_check(const void *desc, size_t size_avail, const char *expec
     return 0;
 }
 
-static int try_dir(const char *dir, size_t dlen, const char *name, char *out, size_t size)
+/* `problem` keeps the first reason other than "absent" (a symlink loop, a
+ * directory where the file should be), so "not found" is never said of a
+ * file that is there but unusable. */
+static int try_dir(const char *dir, size_t dlen, const char *name, char *out, size_t size, char *problem,
+                   size_t psize)
 {
     if (dlen == 0)
         return -1;
     int n = snprintf(out, size, "%.*s/%s.so", (int)dlen, dir, name);
     struct stat st;
-    return n > 0 && (size_t)n < size && stat(out, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
+    if (n <= 0 || (size_t)n >= size)
+        return -1;
+    if (stat(out, &st) == 0)
+        return S_ISREG(st.st_mode) ? 0 : -1;
+    if (problem != NULL && problem[0] == '\0') {
+        if (errno == ELOOP)
+            snprintf(problem, psize, "%s is a symlink loop (ELOOP: too many levels of symbolic links)", out);
+        else if (errno != ENOENT && errno != ENOTDIR)
+            snprintf(problem, psize, "%s: %s", out, strerror(errno));
+        else if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode))
+            snprintf(problem, psize, "%s is a dangling symlink", out);
+    }
+    return -1;
 }
 
-int weft_module_find(const char *name, char *const *dirs, size_t n_dirs, char *out, size_t size)
+static int find_why(const char *name, char *const *dirs, size_t n_dirs, char *out, size_t size, char *problem,
+                    size_t psize)
 {
     /* Searched first so a build tree or a test can shadow installed plugins,
      * as GST_PLUGIN_PATH does for GStreamer. */
@@ -81,14 +101,19 @@ int weft_module_find(const char *name, char *const *dirs, size_t n_dirs, char *o
     for (const char *p = env; p != NULL && *p;) {
         const char *colon = strchr(p, ':');
         size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        if (try_dir(p, len, name, out, size) == 0)
+        if (try_dir(p, len, name, out, size, problem, psize) == 0)
             return 0;
         p += len + (colon != NULL);
     }
     for (size_t i = 0; i < n_dirs; i++)
-        if (try_dir(dirs[i], strlen(dirs[i]), name, out, size) == 0)
+        if (try_dir(dirs[i], strlen(dirs[i]), name, out, size, problem, psize) == 0)
             return 0;
     return -1;
+}
+
+int weft_module_find(const char *name, char *const *dirs, size_t n_dirs, char *out, size_t size)
+{
+    return find_why(name, dirs, n_dirs, out, size, NULL, 0);
 }
 
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -178,9 +203,10 @@ void weft_module_cleanup(void)
     private_dir[0] = '\0';
 }
 
-/* Copies `src` to a fresh private file; returns its path in `out`. */
+/* Copies `src` to a fresh private file; returns its path in `out` and the
+ * SHA-256 of its bytes in `hex` (what a crash record names). */
 static int private_copy(const char *src, const struct stat *checked, const char *name, char *out, size_t size,
-                        char *why, size_t wsize)
+                        char *hex, char *why, size_t wsize)
 {
     static atomic_uint counter;
     if (ensure_private_dir() != 0) {
@@ -197,13 +223,20 @@ static int private_copy(const char *src, const struct stat *checked, const char 
         errno = ESTALE;
     }
     int o = in >= 0 ? open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700) : -1;
-    int ok = in >= 0 && o >= 0;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    int ok = in >= 0 && o >= 0 && md != NULL && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1;
     char buf[65536];
     ssize_t n;
     while (ok && (n = read(in, buf, sizeof(buf))) != 0) {
-        if (n < 0 || write(o, buf, (size_t)n) != n)
+        if (n < 0 || write(o, buf, (size_t)n) != n || EVP_DigestUpdate(md, buf, (size_t)n) != 1)
             ok = 0;
     }
+    unsigned char dig[EVP_MAX_MD_SIZE];
+    unsigned dlen = 0;
+    if (ok && EVP_DigestFinal_ex(md, dig, &dlen) == 1)
+        for (unsigned i = 0; i < dlen && i < 32; i++)
+            snprintf(hex + 2 * i, 3, "%02x", dig[i]);
+    EVP_MD_CTX_free(md);
     if (!ok)
         snprintf(why, wsize, "cannot copy %s to %s: %s", src, out, strerror(errno));
     if (in >= 0)
@@ -228,7 +261,12 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
         weft_errors_add(errs, "plugin '%s': invalid plugin name", name);
         return NULL;
     }
-    if (weft_module_find(name, dirs, n_dirs, path, sizeof(path)) != 0) {
+    char problem[1200] = "";
+    if (find_why(name, dirs, n_dirs, path, sizeof(path), problem, sizeof(problem)) != 0) {
+        if (problem[0] != '\0') {
+            weft_errors_add(errs, "plugin '%s': %s", name, problem);
+            return NULL;
+        }
         char searched[1024] = "";
         const char *env = getenv("WEFT_PLUGIN_PATH");
         if (env != NULL && *env)
@@ -261,9 +299,22 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
     }
     pthread_mutex_unlock(&registry_mu);
 
-    char copy[512];
-    if (private_copy(real, &st, name, copy, sizeof(copy), why, sizeof(why)) != 0) {
+    char copy[512], hash[65] = "";
+    if (private_copy(real, &st, name, copy, sizeof(copy), hash, why, sizeof(why)) != 0) {
         weft_errors_add(errs, "plugin '%s' (%s): %s", name, path, why);
+        return NULL;
+    }
+    /* The copy is what gets mapped, and nobody else can write it: checking
+     * it (not the original) leaves no window for a swap in between. */
+    int cfd = open(copy, O_RDONLY | O_CLOEXEC);
+    int elf_ok = cfd >= 0 && weft_elf_check_fd(cfd, why, sizeof(why)) == 0;
+    if (cfd < 0)
+        snprintf(why, sizeof(why), "cannot open the private copy %s: %s", copy, strerror(errno));
+    if (cfd >= 0)
+        close(cfd);
+    if (!elf_ok) {
+        unlink(copy);
+        weft_errors_add(errs, "plugin '%s' (%s): cannot load: %s", name, path, why);
         return NULL;
     }
     /* RTLD_NOW: a missing symbol is a clean error here, not a crash mid-request.
@@ -315,6 +366,7 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
     m->size = st.st_size;
     m->mtime = st.st_mtim;
     m->loaded_at = time(NULL);
+    memcpy(m->sha256, hash, sizeof(m->sha256));
     atomic_init(&m->refs, 1);
     pthread_mutex_lock(&registry_mu);
     m->next = registry;

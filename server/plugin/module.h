@@ -27,6 +27,7 @@ typedef struct weft_module {
     off_t size;
     struct timespec mtime;
     time_t loaded_at;
+    char sha256[65]; /* of the file's bytes: a build's identity across restarts */
     struct weft_module *next; /* registry of loaded modules */
     /* The plugin's descriptor widened to this host's layout: fields an older
      * plugin did not know about are NULL. */

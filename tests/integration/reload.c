@@ -1,10 +1,8 @@
 /* Hot reload: plugin swaps and config reloads under load lose no request. */
 #include <criterion/criterion.h>
-#include <curl/curl.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,49 +118,11 @@ static void sighup(void) { cr_assert_eq(kill(srv.pid, SIGHUP), 0); }
 
 /* ---- continuous load ---- */
 
-static atomic_int stop_load;
-static atomic_long ok_count, fail_count;
-static char last_failure[256];
-
-static size_t sink(char *p, size_t size, size_t n, void *ud)
-{
-    (void)p;
-    (void)ud;
-    return size * n;
-}
-
-static void *load_client(void *arg)
-{
-    (void)arg;
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/ver?sleep_ms=20", srv.port);
-    CURL *c = curl_easy_init();
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    while (!atomic_load(&stop_load)) {
-        CURLcode rc = curl_easy_perform(c);
-        long status = 0;
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        if (rc == CURLE_OK && status == 200) {
-            atomic_fetch_add(&ok_count, 1);
-        } else {
-            atomic_fetch_add(&fail_count, 1);
-            snprintf(last_failure, sizeof(last_failure), "curl %d (%s), status %ld", rc, curl_easy_strerror(rc),
-                     status);
-        }
-    }
-    curl_easy_cleanup(c);
-    return NULL;
-}
-
 Test(reload, swaps_and_reloads_under_load_lose_nothing)
 {
     enum { CLIENTS = 50, ROUNDS = 20 };
-    pthread_t t[CLIENTS];
-    for (int i = 0; i < CLIENTS; i++)
-        pthread_create(&t[i], NULL, load_client, NULL);
+    const char *paths[] = {"/ver?sleep_ms=20"};
+    wt_load *load = wt_load_start(&srv, CLIENTS, paths, 1);
     double worst_swap = 0, worst_reload = 0;
     for (int round = 1; round <= ROUNDS; round++) {
         char tag = round % 2 ? 'B' : 'A';
@@ -180,14 +140,12 @@ Test(reload, swaps_and_reloads_under_load_lose_nothing)
         ms = wait_for("/ver", wanttag, 5000);
         worst_reload = ms > worst_reload ? ms : worst_reload;
     }
-    atomic_store(&stop_load, 1);
-    for (int i = 0; i < CLIENTS; i++)
-        pthread_join(t[i], NULL);
-    cr_assert_eq(atomic_load(&fail_count), 0, "%ld of %ld requests failed during swaps (last: %s)",
-                 atomic_load(&fail_count), atomic_load(&ok_count) + atomic_load(&fail_count), last_failure);
-    cr_assert_gt(atomic_load(&ok_count), 100);
-    cr_log_info("worst swap %.0f ms, worst reload %.0f ms, %ld requests", worst_swap, worst_reload,
-                atomic_load(&ok_count));
+    long ok, failed;
+    char last_failure[256];
+    wt_load_stop(load, &ok, &failed, last_failure, sizeof(last_failure));
+    cr_assert_eq(failed, 0, "%ld of %ld requests failed during swaps (last: %s)", failed, ok + failed, last_failure);
+    cr_assert_gt(ok, 100);
+    cr_log_info("worst swap %.0f ms, worst reload %.0f ms, %ld requests", worst_swap, worst_reload, ok);
     wt_finish(&srv);
 }
 

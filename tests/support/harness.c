@@ -5,7 +5,9 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,3 +493,76 @@ void wt_wait_metric(const wt_server *s, const char *name, double min, double lim
 }
 
 wt_policy wt_policies[3] = {{"pool"}, {"coroutine"}, {"reactive"}};
+
+struct wt_load {
+    int port, clients, n_paths;
+    const char *const *paths;
+    atomic_int stop, next;
+    atomic_long ok, failed;
+    pthread_mutex_t mu;
+    char last_failure[1024];
+    pthread_t threads[64];
+};
+
+static size_t load_sink(char *p, size_t size, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return size * n;
+}
+
+static void *load_client(void *arg)
+{
+    wt_load *l = arg;
+    char url[256];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", l->port,
+             l->paths[atomic_fetch_add(&l->next, 1) % l->n_paths]);
+    CURL *c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, load_sink);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    while (!atomic_load(&l->stop)) {
+        CURLcode rc = curl_easy_perform(c);
+        long status = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        if (rc == CURLE_OK && status == 200) {
+            atomic_fetch_add(&l->ok, 1);
+        } else {
+            atomic_fetch_add(&l->failed, 1);
+            pthread_mutex_lock(&l->mu);
+            snprintf(l->last_failure, sizeof(l->last_failure), "%s: curl %d (%s), status %ld", url, rc,
+                     curl_easy_strerror(rc), status);
+            pthread_mutex_unlock(&l->mu);
+        }
+    }
+    curl_easy_cleanup(c);
+    return NULL;
+}
+
+wt_load *wt_load_start(const wt_server *s, int clients, const char *const *paths, int n_paths)
+{
+    wt_load *l = calloc(1, sizeof(*l));
+    cr_assert_not_null(l);
+    cr_assert(clients > 0 && clients <= 64 && n_paths > 0);
+    l->port = s->port;
+    l->clients = clients;
+    l->paths = paths;
+    l->n_paths = n_paths;
+    pthread_mutex_init(&l->mu, NULL);
+    for (int i = 0; i < clients; i++)
+        cr_assert_eq(pthread_create(&l->threads[i], NULL, load_client, l), 0);
+    return l;
+}
+
+void wt_load_stop(wt_load *l, long *ok, long *failed, char *last_failure, size_t size)
+{
+    atomic_store(&l->stop, 1);
+    for (int i = 0; i < l->clients; i++)
+        pthread_join(l->threads[i], NULL);
+    *ok = atomic_load(&l->ok);
+    *failed = atomic_load(&l->failed);
+    snprintf(last_failure, size, "%s", l->last_failure);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}

@@ -93,6 +93,16 @@ double wt_http_batch(const wt_server *s, int n, const char *method, const char *
 /** `n` concurrent GETs of `path`; fills statuses and bodies (caller frees bodies); returns elapsed ms. */
 double wt_http_many(const wt_server *s, const char *path, int n, long *statuses, char **bodies);
 
+/**
+ * Background load: `clients` threads, each GETting paths[i % n_paths] in a
+ * loop over keep-alive connections until wt_load_stop; every answer other
+ * than 200 counts as a failure (the last one described in `last_failure`).
+ */
+typedef struct wt_load wt_load;
+wt_load *wt_load_start(const wt_server *s, int clients, const char *const *paths, int n_paths);
+/** Stops and joins the clients; fills the counts and frees the load. */
+void wt_load_stop(wt_load *l, long *ok, long *failed, char *last_failure, size_t size);
+
 /** Runs `weft ARGS...` to completion; stdout+stderr into out (malloc'd). Returns the exit status. */
 int wt_run(char **out, const char *const *args, const char *const *extra_env);
 
