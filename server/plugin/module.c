@@ -119,6 +119,7 @@ int weft_module_find(const char *name, char *const *dirs, size_t n_dirs, char *o
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static weft_module *registry;
 static char private_dir[256];
+static int private_dir_owned; /* a probe child borrows its parent's */
 
 /* Owned by root or by us, and writable by nobody else. */
 static int check_owner_mode(const char *what, const char *path, const struct stat *st, char *why, size_t size)
@@ -177,6 +178,11 @@ static int ensure_private_dir(void)
 {
     if (private_dir[0] != '\0')
         return 0;
+    const char *lent = getenv("WEFT_PROBE_DIR");
+    if (lent != NULL && *lent) {
+        snprintf(private_dir, sizeof(private_dir), "%s", lent);
+        return 0;
+    }
     const char *base = getenv("RUNTIME_DIRECTORY"); /* systemd's RuntimeDirectory= */
     if (base == NULL || *base == '\0')
         base = getenv("TMPDIR");
@@ -187,8 +193,11 @@ static int ensure_private_dir(void)
         private_dir[0] = '\0';
         return -1;
     }
+    private_dir_owned = 1;
     return 0;
 }
+
+const char *weft_module_private_dir(void) { return ensure_private_dir() == 0 ? private_dir : NULL; }
 
 void weft_module_chown_private(uid_t uid, gid_t gid)
 {
@@ -198,9 +207,10 @@ void weft_module_chown_private(uid_t uid, gid_t gid)
 
 void weft_module_cleanup(void)
 {
-    if (private_dir[0] != '\0')
+    if (private_dir[0] != '\0' && private_dir_owned)
         rmdir(private_dir);
     private_dir[0] = '\0';
+    private_dir_owned = 0;
 }
 
 /* Copies `src` to a fresh private file; returns its path in `out` and the
@@ -213,7 +223,8 @@ static int private_copy(const char *src, const struct stat *checked, const char 
         snprintf(why, wsize, "cannot create a private directory for plugin copies: %s", strerror(errno));
         return -1;
     }
-    snprintf(out, size, "%s/%s.%u.so", private_dir, name, atomic_fetch_add(&counter, 1));
+    /* the pid: a probe child copies into the same directory */
+    snprintf(out, size, "%s/%s.%d.%u.so", private_dir, name, (int)getpid(), atomic_fetch_add(&counter, 1));
     int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     /* The file read must be the file checked, not one swapped in since. */
     struct stat now;
@@ -252,6 +263,21 @@ static int same_file(const weft_module *m, const char *path, const struct stat *
 {
     return strcmp(m->path, path) == 0 && m->dev == st->st_dev && m->ino == st->st_ino && m->size == st->st_size &&
            m->mtime.tv_sec == st->st_mtim.tv_sec && m->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+int weft_module_is_loaded(const char *name, char *const *dirs, size_t n_dirs)
+{
+    char path[4096], real[4096];
+    struct stat st;
+    if (find_why(name, dirs, n_dirs, path, sizeof(path), NULL, 0) != 0 || realpath(path, real) == NULL ||
+        stat(real, &st) != 0)
+        return 0;
+    int found = 0;
+    pthread_mutex_lock(&registry_mu);
+    for (weft_module *m = registry; m != NULL && !found; m = m->next)
+        found = strcmp(m->name, name) == 0 && same_file(m, path, &st);
+    pthread_mutex_unlock(&registry_mu);
+    return found;
 }
 
 weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs, weft_errors *errs)

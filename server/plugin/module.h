@@ -60,6 +60,11 @@ int weft_module_find(const char *name, char *const *dirs, size_t n_dirs, char *o
  * anyone who can write there could run code as the server.
  */
 weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs, weft_errors *errs);
+/**
+ * 1 if the file `name` resolves to now is one a loaded module came from (so
+ * loading it again would reuse that module, and nothing new would run).
+ */
+int weft_module_is_loaded(const char *name, char *const *dirs, size_t n_dirs);
 void weft_module_retain(weft_module *m);
 /** Drops a reference; the last one dlclose()s the module. */
 void weft_module_release(weft_module *m);
@@ -68,6 +73,11 @@ void weft_module_release(weft_module *m);
 void weft_module_foreach(void (*fn)(const weft_module *m, void *ctx), void *ctx);
 /** Hands the private copy directory to the user the server switches to. */
 void weft_module_chown_private(uid_t uid, gid_t gid);
+/**
+ * The private copy directory (created on first use), or NULL. A probe child
+ * is handed it in WEFT_PROBE_DIR and copies there, never removing it.
+ */
+const char *weft_module_private_dir(void);
 /** Removes the private copy directory (at exit). */
 void weft_module_cleanup(void);
 

@@ -15,6 +15,7 @@
 #include "dev/dev.h"
 #include "dev/scaffold.h"
 #include "reload/generation.h"
+#include "reload/probe.h"
 #include "base/log.h"
 #include "plugin/module.h"
 #include "process/server.h"
@@ -191,6 +192,9 @@ int main(int argc, char **argv)
      * loaded): every thread inherits the mask, so SIGTERM can only reach the
      * control thread's signalfd, never a thread that has not blocked it yet. */
     weft_signals_block_async();
+    if (argc >= 2 && strcmp(argv[1], WEFT_PROBE_ARG) == 0)
+        return weft_probe_child_main(argc, argv);
+    weft_probe_enable();
     if (argc >= 2 && strcmp(argv[1], "new-plugin") == 0) {
         if (argc < 3 || argc > 4) {
             fprintf(stderr, "usage: weft new-plugin NAME [DIR]\n");

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "base/stats.h"
 #include "plugin/route_init.h"
+#include "reload/probe.h"
 #include "core/tls.h"
 #include "dispatch/workpool.h"
 
@@ -127,8 +128,32 @@ static void destroy(weft_generation *g, int keep_cfg)
     free(g);
 }
 
+/* Plugin versions this config would load for the first time: their code
+ * has never run here, so it runs first in a probe child. */
+static int probe_new_versions(const weft_config *cfg, weft_errors *errs)
+{
+    const char **names = calloc(cfg->n_routes + 1, sizeof(*names));
+    if (names == NULL)
+        weft_fatal("out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < cfg->n_routes; i++) {
+        const char *p = cfg->routes[i].plugin;
+        int seen = 0;
+        for (size_t k = 0; k < n && !seen; k++)
+            seen = strcmp(names[k], p) == 0;
+        if (!seen && !weft_module_is_loaded(p, cfg->plugin_dirs, cfg->n_plugin_dirs))
+            names[n++] = p;
+    }
+    int rc = n > 0 ? weft_probe_run(cfg, names, n, errs) : 0;
+    free(names);
+    return rc;
+}
+
 weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int check_only, weft_errors *errs)
 {
+    if (probe_new_versions(cfg, errs) != 0)
+        return NULL;
+
     weft_generation *g = calloc(1, sizeof(*g));
     if (g == NULL)
         weft_fatal("out of memory");

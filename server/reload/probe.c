@@ -1,0 +1,310 @@
+#include "reload/probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/timer.h"
+#include "reload/generation.h"
+
+extern char **environ;
+
+/* The child tells its parent what it is about to do, one line per step,
+ * unbuffered: the last marker read before the child died names the culprit.
+ *   "@probe init <route index> <version>" / "@probe fini ..." / "@probe load <name>" */
+#define MARK "@probe "
+
+static void mark(const char *what, size_t route, const char *version)
+{
+    char line[512];
+    int n = snprintf(line, sizeof(line), MARK "%s %zu %s\n", what, route, version != NULL ? version : "?");
+    if (n > 0 && write(STDOUT_FILENO, line, (size_t)n) < 0)
+        _exit(3);
+}
+
+static int wanted(const char *plugin, char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(plugin, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static char *read_all(int fd)
+{
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    for (ssize_t n; buf != NULL && (n = read(fd, buf + len, cap - len - 1)) != 0;) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        len += (size_t)n;
+        if (cap - len < 2) {
+            char *bigger = realloc(buf, cap *= 2);
+            if (bigger == NULL)
+                free(buf);
+            buf = bigger;
+        }
+    }
+    if (buf != NULL)
+        buf[len] = '\0';
+    return buf;
+}
+
+int weft_probe_child_main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    char *text = read_all(STDIN_FILENO);
+    weft_errors errs = {0};
+    weft_config *cfg = text != NULL ? weft_config_load_text(argv[2], text, &errs) : NULL;
+    free(text);
+    /* Errors are not the probe's business: the server finds and reports
+     * them itself. The probe only finds out whether the code survives. */
+    if (cfg == NULL)
+        return 0;
+    char **names = argv + 3;
+    int n_names = argc - 3;
+    weft_route *routes = calloc(cfg->n_routes + 1, sizeof(*routes));
+    weft_module **mods = calloc(cfg->n_routes + 1, sizeof(*mods));
+    size_t n_mods = 0;
+    if (routes == NULL || mods == NULL)
+        return 4;
+    for (size_t i = 0; i < cfg->n_routes; i++) {
+        weft_route *r = &routes[i];
+        r->cfg = &cfg->routes[i];
+        if (!wanted(r->cfg->plugin, names, n_names))
+            continue;
+        for (size_t k = 0; k < n_mods && r->module == NULL; k++)
+            if (strcmp(mods[k]->name, r->cfg->plugin) == 0)
+                r->module = mods[k];
+        if (r->module == NULL) {
+            mark("load", i, "?");
+            if ((r->module = weft_module_load(r->cfg->plugin, cfg->plugin_dirs, cfg->n_plugin_dirs, &errs)) == NULL)
+                continue;
+            mods[n_mods++] = r->module;
+        }
+        mark("init", i, r->module->desc.version);
+        weft_route_init(r, &errs);
+    }
+    for (size_t i = cfg->n_routes; i-- > 0;) {
+        weft_route *r = &routes[i];
+        if (r->initialised && r->module->desc.fini != NULL) {
+            mark("fini", i, r->module->desc.version);
+            r->module->desc.fini(r->state);
+        }
+    }
+    mark("done", 0, "-");
+    for (size_t k = 0; k < n_mods; k++)
+        weft_module_release(mods[k]);
+    free(mods);
+    free(routes);
+    weft_errors_clear(&errs);
+    weft_config_free(cfg);
+    weft_module_cleanup();
+    return 0;
+}
+
+static long probe_timeout_ms(void)
+{
+    const char *v = getenv("WEFT_PROBE_TIMEOUT_MS");
+    long ms = v != NULL ? strtol(v, NULL, 10) : 0;
+    return ms > 0 ? ms : 10000;
+}
+
+/* Starts `/proc/self/exe __probe CONFIG NAME...` with the config text on
+ * stdin (a memfd: no pipe to deadlock on) and stdout+stderr into `out_fd`. */
+static pid_t spawn(const weft_config *cfg, const char *const *names, size_t n, int *out_fd, weft_errors *errs)
+{
+    int in = memfd_create("weft-probe-config", MFD_CLOEXEC);
+    int out[2] = {-1, -1};
+    size_t len = cfg->text != NULL ? strlen(cfg->text) : 0;
+    if (in < 0 || (len > 0 && write(in, cfg->text, len) != (ssize_t)len) || lseek(in, 0, SEEK_SET) != 0 ||
+        pipe2(out, O_CLOEXEC) != 0) {
+        weft_errors_add(errs, "%s: cannot prepare the plugin probe: %s", cfg->path, strerror(errno));
+        if (in >= 0)
+            close(in);
+        return -1;
+    }
+    const char **argv = calloc(n + 4, sizeof(*argv));
+    size_t n_env = 0;
+    while (environ[n_env] != NULL)
+        n_env++;
+    char **env = calloc(n_env + 2, sizeof(*env));
+    char dir_var[300];
+    const char *dir = weft_module_private_dir();
+    snprintf(dir_var, sizeof(dir_var), "WEFT_PROBE_DIR=%s", dir != NULL ? dir : "");
+    pid_t pid = -1;
+    if (argv != NULL && env != NULL) {
+        argv[0] = "weft";
+        argv[1] = WEFT_PROBE_ARG;
+        argv[2] = cfg->path;
+        for (size_t i = 0; i < n; i++)
+            argv[3 + i] = names[i];
+        size_t o = 0;
+        for (size_t i = 0; i < n_env; i++)
+            if (strncmp(environ[i], "WEFT_PROBE_DIR=", 15) != 0 && strncmp(environ[i], "NOTIFY_SOCKET=", 14) != 0)
+                env[o++] = environ[i];
+        env[o] = dir_var;
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
+        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+        posix_spawn_file_actions_adddup2(&fa, out[1], STDERR_FILENO);
+        /* listening sockets, the control pipe...: none is the child's business */
+        posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+        posix_spawnattr_init(&attr);
+        sigset_t none, dfl;
+        sigemptyset(&none);
+        sigemptyset(&dfl);
+        sigaddset(&dfl, SIGPIPE);
+        posix_spawnattr_setsigmask(&attr, &none);
+        posix_spawnattr_setsigdefault(&attr, &dfl);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        int rc = posix_spawn(&pid, "/proc/self/exe", &fa, &attr, (char *const *)argv, env);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        if (rc != 0) {
+            weft_errors_add(errs, "%s: cannot start the plugin probe (/proc/self/exe): %s", cfg->path, strerror(rc));
+            pid = -1;
+        }
+    } else {
+        weft_errors_add(errs, "%s: cannot start the plugin probe: out of memory", cfg->path);
+    }
+    free(argv);
+    free(env);
+    close(in);
+    close(out[1]);
+    if (pid < 0)
+        close(out[0]);
+    *out_fd = out[0];
+    return pid;
+}
+
+/* Reads the child's output until it closes it or the deadline passes. */
+static int collect(int fd, char *buf, size_t size, long timeout_ms)
+{
+    size_t len = 0;
+    unsigned long long deadline = weft_now_ns() + (unsigned long long)timeout_ms * 1000000ULL;
+    for (;;) {
+        unsigned long long now = weft_now_ns();
+        if (now >= deadline)
+            return -1;
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, (int)((deadline - now) / 1000000ULL) + 1);
+        if (r < 0 && errno != EINTR)
+            return 0;
+        if (r <= 0)
+            continue;
+        char scratch[4096];
+        ssize_t n = read(fd, len + 1 < size ? buf + len : scratch,
+                         len + 1 < size ? size - len - 1 : sizeof(scratch));
+        if (n <= 0 && !(n < 0 && errno == EINTR))
+            break;
+        if (n > 0 && len + 1 < size) {
+            len += (size_t)n;
+            buf[len] = '\0';
+        }
+    }
+    return 0;
+}
+
+/* The last step the child announced, and its other lines (its crash report). */
+static const char *last_step(char *out, size_t *route, char *version, size_t vsize)
+{
+    const char *what = NULL;
+    for (char *line = strstr(out, MARK); line != NULL; line = strstr(line + 1, MARK)) {
+        if (line != out && line[-1] != '\n')
+            continue;
+        char w[16], v[128];
+        size_t idx;
+        if (sscanf(line + strlen(MARK), "%15s %zu %127s", w, &idx, v) == 3) {
+            what = strcmp(w, "init") == 0 ? "init" : strcmp(w, "fini") == 0 ? "fini" : strcmp(w, "load") == 0 ? "load" : NULL;
+            *route = idx;
+            snprintf(version, vsize, "%s", v);
+        }
+    }
+    return what;
+}
+
+static void add_child_output(const char *out, weft_errors *errs)
+{
+    int shown = 0;
+    for (const char *p = out; *p && shown < 24;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+        if (len > 0 && strncmp(p, MARK, strlen(MARK)) != 0) {
+            weft_errors_add(errs, "  probe: %.*s", (int)len, p);
+            shown++;
+        }
+        p += len + (nl != NULL);
+    }
+}
+
+static int enabled;
+
+void weft_probe_enable(void) { enabled = 1; }
+
+int weft_probe_run(const weft_config *cfg, const char *const *names, size_t n, weft_errors *errs)
+{
+    if (!enabled)
+        return 0;
+    unsigned long long t0 = weft_now_ns();
+    int fd;
+    pid_t pid = spawn(cfg, names, n, &fd, errs);
+    if (pid < 0)
+        return -1;
+    static char out[32768];
+    out[0] = '\0';
+    long timeout_ms = probe_timeout_ms();
+    int timed_out = collect(fd, out, sizeof(out), timeout_ms) != 0;
+    close(fd);
+    if (timed_out)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    double ms = (double)(weft_now_ns() - t0) / 1e6;
+    int done = strstr(out, MARK "done ") != NULL;
+    if (!timed_out && done && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        weft_log_info("probe: %zu new plugin version(s) loaded and initialised in a child process in %.1f ms", n, ms);
+        return 0;
+    }
+    size_t idx = 0;
+    char version[128] = "?", how[160];
+    const char *what = last_step(out, &idx, version, sizeof(version));
+    if (timed_out)
+        snprintf(how, sizeof(how), "did not return within %ld ms (WEFT_PROBE_TIMEOUT_MS)", timeout_ms);
+    else if (WIFSIGNALED(status) && sigabbrev_np(WTERMSIG(status)) != NULL)
+        snprintf(how, sizeof(how), "crashed with SIG%s", sigabbrev_np(WTERMSIG(status)));
+    else if (WIFSIGNALED(status))
+        snprintf(how, sizeof(how), "crashed with signal %d", WTERMSIG(status));
+    else
+        snprintf(how, sizeof(how), "ended the process (exit status %d)", WEXITSTATUS(status));
+    if (what != NULL && idx < cfg->n_routes) {
+        const weft_route_cfg *rc = &cfg->routes[idx];
+        if (strcmp(what, "load") == 0)
+            weft_errors_add(errs, "%s:%d: plugin %s: loading it %s in a probe process", rc->file, rc->line,
+                            rc->plugin, how);
+        else
+            weft_errors_add(errs, "%s:%d: plugin %s (version %s): %s of route %s %s in a probe process", rc->file,
+                            rc->line, rc->plugin, version, what, rc->path, how);
+    } else {
+        weft_errors_add(errs, "%s: the plugin probe %s before it reached any plugin", cfg->path, how);
+    }
+    add_child_output(out, errs);
+    return -1;
+}
