@@ -379,7 +379,7 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
 {
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
-                                           "admin",     "watch",    "pid_file",    "observability", "user", "plugins", NULL};
+                                           "admin",     "watch",    "pid_file",    "observability", "user", "plugins", "state_dir", NULL};
     weft_config *cfg = weft_cfg_calloc(1, sizeof(*cfg));
     cfg->path = weft_cfg_strdup(path);
     cfg->text = weft_cfg_strdup(text);
@@ -403,6 +403,9 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
     const char *pid_file = weft_cfg_string(&v, root, "", "pid_file", NULL);
     if (pid_file != NULL && *pid_file)
         cfg->pid_file = pid_file[0] == '/' ? weft_cfg_strdup(pid_file) : weft_cfg_resolve_path(cfg->path, pid_file);
+    const char *state_dir = weft_cfg_string(&v, root, "", "state_dir", NULL);
+    if (state_dir != NULL && *state_dir)
+        cfg->state_dir = state_dir[0] == '/' ? weft_cfg_strdup(state_dir) : weft_cfg_resolve_path(cfg->path, state_dir);
     load_plugin_dirs(&v, cfg, root);
     load_groups(&v, cfg, root);
     load_pools(&v, cfg, root);
@@ -463,6 +466,7 @@ void weft_config_free(weft_config *cfg)
     free(cfg->database.conninfo);
     free(cfg->admin.host);
     free(cfg->pid_file);
+    free(cfg->state_dir);
     free(cfg->user);
     free(cfg->text);
     config_destroy(&cfg->lc);

@@ -126,6 +126,7 @@ typedef struct weft_config {
     } admin;
     int watch;      /* reload when the config file changes */
     char *pid_file; /* NULL: none */
+    char *state_dir; /* crash records; NULL: $STATE_DIRECTORY, else the pid file's directory */
     char *user;     /* switch to this user after binding when started as root; NULL: stay */
 } weft_config;
 

@@ -15,6 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/sigsafe.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define CORO_ASAN 1
 #endif
@@ -341,30 +343,16 @@ size_t weft_coro_pool_mapped_bytes(const weft_coro_pool *pool) { return pool->ma
 
 /* ---- stack overflow report ---- */
 
-static struct sigaction prev_segv, prev_bus;
+/* Every signal that means "this code is broken"; the previous handler of each
+ * (a sanitizer's, or the default) finishes the job after the report. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+#define N_FATAL (sizeof(fatal_signals) / sizeof(fatal_signals[0]))
+static struct sigaction prev_action[N_FATAL];
+static void (*fault_hook)(int sig, const siginfo_t *info);
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 static int handlers_errno;
 static __thread char *altstack_map; /* guard page + ALTSTACK_SIZE */
 static __thread stack_t prev_altstack;
-
-static char *append(char *p, char *end, const char *s)
-{
-    while (*s != '\0' && p < end)
-        *p++ = *s++;
-    return p;
-}
-
-static char *append_size(char *p, char *end, size_t v)
-{
-    char digits[24];
-    int n = 0;
-    do
-        digits[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n > 0 && p < end)
-        *p++ = digits[--n];
-    return p;
-}
 
 static void restore_default(int sig)
 {
@@ -378,14 +366,14 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
 {
     const weft_coro *co = current;
     uintptr_t addr = (uintptr_t)info->si_addr;
-    if (co != NULL && addr >= (uintptr_t)co->map && addr < (uintptr_t)co->map + co->pool->page) {
+    if ((sig == SIGSEGV || sig == SIGBUS) && co != NULL && addr >= (uintptr_t)co->map && addr < (uintptr_t)co->map + co->pool->page) {
         char msg[WEFT_CORO_LABEL_MAX + 192];
         char *p = msg, *end = msg + sizeof(msg);
-        p = append(p, end, "weft: FATAL: coroutine stack overflow in route ");
-        p = append(p, end, co->label);
-        p = append(p, end, " (stack size ");
-        p = append_size(p, end, co->pool->stack_size);
-        p = append(p, end, " bytes); raise coroutine.stack_size in the config\n");
+        p = weft_ss_append(p, end, "weft: FATAL: coroutine stack overflow in route ");
+        p = weft_ss_append(p, end, co->label);
+        p = weft_ss_append(p, end, " (stack size ");
+        p = weft_ss_append_u64(p, end, co->pool->stack_size);
+        p = weft_ss_append(p, end, " bytes); raise coroutine.stack_size in the config\n");
         ssize_t ignored = write(STDERR_FILENO, msg, (size_t)(p - msg));
         (void)ignored;
         /* Blocked until this handler returns, then fatal; the core still
@@ -399,7 +387,13 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
      * (si_code > 0), return: the instruction faults again and reaches that
      * handler through the kernel, with the real context. Calling it from here
      * instead confuses TSan ("nested bug"). A kill()ed signal must be re-sent. */
-    struct sigaction prev = sig == SIGBUS ? prev_bus : prev_segv;
+    void (*hook)(int, const siginfo_t *) = fault_hook;
+    if (hook != NULL)
+        hook(sig, info);
+    struct sigaction prev = {.sa_handler = SIG_DFL};
+    for (size_t i = 0; i < N_FATAL; i++)
+        if (fatal_signals[i] == sig)
+            prev = prev_action[i];
     if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_IGN)
         prev.sa_handler = SIG_DFL;
     sigaction(sig, &prev, NULL);
@@ -412,13 +406,24 @@ static void install_handlers(void)
 {
     struct sigaction sa = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO | SA_ONSTACK};
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &prev_segv) != 0 || sigaction(SIGBUS, &sa, &prev_bus) != 0)
-        handlers_errno = errno;
+    for (size_t i = 0; i < N_FATAL; i++) {
+        if (sigaction(fatal_signals[i], &sa, &prev_action[i]) != 0)
+            handlers_errno = errno;
 #if CORO_TSAN
-    /* TSan reports its internal handler as the previous one, and invoking
-     * that as a user handler ends in "nested bug"; a plain fault is better. */
-    prev_segv = prev_bus = (struct sigaction){.sa_handler = SIG_DFL};
+        /* TSan reports its internal handler as the previous one, and invoking
+         * that as a user handler ends in "nested bug"; a plain fault is better. */
+        prev_action[i] = (struct sigaction){.sa_handler = SIG_DFL};
 #endif
+    }
+}
+
+void weft_coro_set_fault_hook(void (*hook)(int sig, const siginfo_t *info)) { fault_hook = hook; }
+
+int weft_coro_signals_init(void)
+{
+    pthread_once(&handlers_once, install_handlers);
+    errno = handlers_errno;
+    return handlers_errno != 0 ? -1 : 0;
 }
 
 int weft_coro_thread_init(void)

@@ -8,6 +8,7 @@
 #ifndef WEFT_CORO_H
 #define WEFT_CORO_H
 
+#include <signal.h>
 #include <stddef.h>
 
 typedef struct weft_coro weft_coro;
@@ -83,6 +84,21 @@ size_t weft_coro_pool_mapped_bytes(const weft_coro_pool *pool);
  * Returns 0, or -1 with errno set.
  */
 int weft_coro_thread_init(void);
+
+/**
+ * Installs the process-wide fatal-signal handler (SIGSEGV, SIGBUS, SIGILL,
+ * SIGFPE, SIGABRT) without an alternate stack for the calling thread;
+ * weft_coro_thread_init() does this too. Returns 0, or -1 with errno set.
+ */
+int weft_coro_signals_init(void);
+
+/**
+ * A fatal signal that is not a coroutine stack overflow calls `hook` (in
+ * async-signal context, on the thread's alternate stack if it has one)
+ * before the previous handler or the default action ends the process: the
+ * place for a crash report. NULL removes it.
+ */
+void weft_coro_set_fault_hook(void (*hook)(int sig, const siginfo_t *info));
 
 /** Removes and frees this thread's alternate signal stack (restoring any previous one). */
 void weft_coro_thread_cleanup(void);

@@ -19,16 +19,28 @@ typedef struct pool_job {
     weft_req *r;
 } pool_job;
 
+__thread weft_req *weft_dispatch_running;
+
 /* A slice may end the request (done() from inside a callback chain): the
- * request is completed only when the slice returns, never under its feet. */
-static void slice_begin(weft_req *r, uint64_t *t0)
+ * request is completed only when the slice returns, never under its feet.
+ * While it runs, the thread's running request is the one a crash names. */
+typedef struct slice {
+    uint64_t t0;
+    weft_req *outer;
+} slice;
+
+static void slice_begin(weft_req *r, slice *s)
 {
     r->in_slice++;
-    *t0 = weft_now_ns();
+    s->outer = weft_dispatch_running;
+    weft_dispatch_running = r;
+    s->t0 = weft_now_ns();
 }
 
-static void slice_end(weft_req *r, uint64_t t0)
+static void slice_end(weft_req *r, slice *s)
 {
+    uint64_t t0 = s->t0;
+    weft_dispatch_running = s->outer;
     weft_blocking_check(r->route, weft_now_ns() - t0);
     if (--r->in_slice == 0 && r->finished)
         weft_req_complete(r);
@@ -57,7 +69,7 @@ static void refuse_oom(weft_req *r, const char *what)
 
 static void run_reactive(weft_req *r)
 {
-    uint64_t t0;
+    slice s;
     r->exec = WEFT_EXEC_LOOP;
     /* done() may come from a thread of the plugin's own: the message that
      * carries it home is allocated now, so done() itself cannot fail. */
@@ -65,38 +77,38 @@ static void run_reactive(weft_req *r)
         refuse_oom(r, "a completion message");
         return;
     }
-    slice_begin(r, &t0);
+    slice_begin(r, &s);
     int rc = r->route->desc->handle_async(r, r->route->state);
     if (rc != WEFT_AGAIN && !r->finished) {
         weft_req_run_defers(r);
         finish(r, rc);
     }
-    slice_end(r, t0);
+    slice_end(r, &s);
 }
 
 void weft_dispatch_run(weft_req *r, void (*fn)(void *ctx), void *ctx)
 {
-    uint64_t t0;
-    slice_begin(r, &t0);
+    slice s;
+    slice_begin(r, &s);
     fn(ctx);
-    slice_end(r, t0);
+    slice_end(r, &s);
 }
 
 void weft_dispatch_callback(weft_req *r, weft_callback cb, void *arg, int rc)
 {
-    uint64_t t0;
-    slice_begin(r, &t0);
+    slice s;
+    slice_begin(r, &s);
     cb(r, arg, rc);
-    slice_end(r, t0);
+    slice_end(r, &s);
 }
 
 static void on_done_msg(weft_msg *m)
 {
     weft_req *r = H2O_STRUCT_FROM_MEMBER(done_msg, m, m)->r;
-    uint64_t t0;
-    slice_begin(r, &t0);
+    slice s;
+    slice_begin(r, &s);
     weft_req_run_defers(r);
-    slice_end(r, t0);
+    slice_end(r, &s);
 }
 
 void weft_dispatch_done(weft_req *r, int rc)
@@ -150,15 +162,15 @@ void weft_dispatch_resume(weft_req *r)
         weft_timers_add(r->loop->timers, &r->resume_timer, 0, on_deferred_resume);
         return;
     }
-    uint64_t t0;
-    slice_begin(r, &t0);
+    slice s;
+    slice_begin(r, &s);
     r->exec = WEFT_EXEC_COROUTINE;
     if (weft_coro_resume(r->coro)) {
         weft_coro_free(r->coro);
         r->coro = NULL;
         coro_gauges(r->loop);
     }
-    slice_end(r, t0);
+    slice_end(r, &s);
 }
 
 static void run_coroutine(weft_req *r)
@@ -184,8 +196,10 @@ static void pool_run(weft_work *w)
 {
     pool_job *job = H2O_STRUCT_FROM_MEMBER(pool_job, work, w);
     weft_req *r = job->r;
+    weft_dispatch_running = r;
     r->rc = r->route->desc->handle(r, r->route->state);
     weft_req_run_defers(r);
+    weft_dispatch_running = NULL;
     weft_loop_post(r->loop, &job->done, on_pool_done);
 }
 
@@ -209,6 +223,19 @@ static void run_pool(weft_req *r)
 void weft_dispatch_start(weft_req *r)
 {
     r->start_ns = weft_now_ns();
+    if (r->route->quarantine != NULL) {
+        /* Its plugin build crashed the server: the rest serves, this waits
+         * for the operator (weft quarantine clear, or another build). */
+        weft_request_res_status(r, 503);
+        weft_request_res_header(r, "content-type", "text/plain; charset=utf-8");
+        weft_request_res_printf(r,
+                                "plugin %s is quarantined: this build of it crashed the server; the operator lifts "
+                                "this with `weft quarantine clear %s` or by installing another build\n",
+                                r->route->desc->name, r->route->desc->name);
+        weft_request_res_header(r, "retry-after", "300");
+        weft_req_complete(r);
+        return;
+    }
     switch (r->route->cfg->dispatch) {
     case WEFT_DISPATCH_REACTIVE: run_reactive(r); break;
     case WEFT_DISPATCH_COROUTINE: run_coroutine(r); break;

@@ -18,6 +18,12 @@
 
 #include "request/request.h"
 
+/**
+ * The request whose plugin code this thread is running (a slice on a loop,
+ * a pool handler on a worker), or NULL: what a crash report names.
+ */
+extern __thread weft_req *weft_dispatch_running;
+
 /** Starts the route's handler for `r` (loop thread). */
 void weft_dispatch_start(weft_req *r);
 /** Resumes `r`'s suspended coroutine (loop thread). */

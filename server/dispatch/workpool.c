@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "base/signals.h"
+#include "dispatch/coro.h"
 
 struct weft_workpool {
     char *name;
@@ -25,6 +26,9 @@ static void *worker_main(void *arg)
     weft_workpool *p = arg;
     /* Signals belong to the main thread, which turns them into orderly actions. */
     weft_signals_block_async();
+    /* Handlers run here: a crash (even a stack overflow) must still be
+     * reported, which needs a stack of its own. */
+    weft_coro_thread_init();
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (p->head == NULL && !p->stopping)
@@ -44,6 +48,7 @@ static void *worker_main(void *arg)
         p->completed++;
     }
     pthread_mutex_unlock(&p->mu);
+    weft_coro_thread_cleanup();
     return NULL;
 }
 

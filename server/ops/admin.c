@@ -9,6 +9,7 @@
 #include "request/respond.h"
 #include "core/loop.h"
 #include "plugin/module.h"
+#include "plugin/quarantine.h"
 #include "reload/reload.h"
 #include "version.h"
 
@@ -43,19 +44,33 @@ static json_t *status_json(const weft_generation *g)
             json_object_set_new(jr, "pool", json_string(r->cfg->pool));
         /* Routes come from the main file or a fragment: say which line. */
         json_object_set_new(jr, "source", json_sprintf("%s:%d", r->cfg->file, r->cfg->line));
+        if (r->quarantine != NULL)
+            json_object_set_new(jr, "quarantined", json_true());
         json_array_append_new(routes, jr);
     }
     json_t *files = json_array();
     for (size_t i = 0; i < g->cfg->n_route_files; i++)
         json_array_append_new(files, json_string(g->cfg->route_files[i]->path));
+    json_t *quarantined = json_array();
+    for (size_t i = 0; i < g->n_modules; i++) {
+        const weft_quarantine *q = &g->quarantined[i];
+        if (q->plugin[0] == '\0')
+            continue;
+        char why[1200];
+        weft_quarantine_describe(q, why, sizeof(why));
+        json_array_append_new(quarantined,
+                              json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "plugin", q->plugin, "version", q->version,
+                                        "sha256", q->sha256, "since", (json_int_t)q->since, "why", why, "lift",
+                                        "weft quarantine clear NAME, or install another build"));
+    }
     json_t *modules = json_array();
     weft_module_foreach(add_module, modules);
     json_t *last = rs.at == 0 ? json_null()
                               : json_pack("{s:b, s:I, s:s}", "ok", rs.last_ok, "at", (json_int_t)rs.at, "message",
                                           rs.message);
-    return json_pack("{s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:o}}", "version", WEFT_VERSION, "generation",
+    return json_pack("{s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:o}}", "version", WEFT_VERSION, "generation",
                      (json_int_t)g->id, "config", g->cfg->path, "routes_dir", g->cfg->routes_dir, "route_files", files,
-                     "routes", routes, "plugins", modules, "reloads", "ok",
+                     "routes", routes, "plugins", modules, "quarantined", quarantined, "reloads", "ok",
                      (json_int_t)rs.ok, "failed", (json_int_t)rs.failed, "last", last);
 }
 

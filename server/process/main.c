@@ -18,6 +18,8 @@
 #include "reload/probe.h"
 #include "base/log.h"
 #include "plugin/module.h"
+#include "plugin/quarantine.h"
+#include "ops/crash.h"
 #include "process/server.h"
 #include "base/signals.h"
 #include "version.h"
@@ -27,6 +29,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: weft [-c FILE] [-t]\n"
             "       weft reload [-c FILE]\n"
+            "       weft quarantine clear [NAME] [-c FILE]\n"
             "       weft new-plugin NAME [DIR]\n"
             "       weft dev [DIR]\n"
             "       weft --version | --help\n"
@@ -39,6 +42,8 @@ static void usage(FILE *out)
             "  -h, --help         print this help, then exit\n"
             "  reload             ask the running weft (found through the config's pid_file) to reload\n"
             "                     its configuration; the outcome is in its log and admin /status\n"
+            "  quarantine clear   remove the crash records (of plugin NAME, or all) that quarantine a\n"
+            "                     plugin build which crashed the server, then ask it to reload\n"
             "  new-plugin NAME    write a ready-to-build plugin project DIR/NAME (default DIR: .)\n"
             "  dev [DIR]          build every plugin project under DIR (default .), serve them on\n"
             "                     127.0.0.1:8080, rebuild on save; Dev UI at http://127.0.0.1:9901/dev\n"
@@ -86,8 +91,9 @@ static int restart_only_refused(const weft_config *cfg)
     return refused;
 }
 
-/* `weft reload`: what `systemctl reload` and operators without systemd use. */
-static int signal_running(const char *config)
+/* For the subcommands that only need the config's settings: NULL after
+ * saying why (and what that means: `consequence`). */
+static weft_config *config_for(const char *config, const char *consequence)
 {
     weft_errors errs = {0};
     weft_config *cfg = weft_config_load(config, &errs);
@@ -95,9 +101,17 @@ static int signal_running(const char *config)
         for (size_t i = 0; i < errs.count; i++)
             fprintf(stderr, "weft: %s\n", errs.msgs[i]);
         weft_errors_clear(&errs);
-        fprintf(stderr, "weft: not signalling: %s is invalid (a reload would be refused anyway)\n", config);
-        return 1;
+        fprintf(stderr, "weft: %s: %s is invalid\n", consequence, config);
     }
+    return cfg;
+}
+
+/* `weft reload`: what `systemctl reload` and operators without systemd use. */
+static int signal_running(const char *config)
+{
+    weft_config *cfg = config_for(config, "not signalling (a reload would be refused anyway)");
+    if (cfg == NULL)
+        return 1;
     int rc = 1;
     if (cfg->pid_file == NULL) {
         fprintf(stderr, "weft: %s sets no pid_file, so the running server cannot be found; send it SIGHUP\n",
@@ -121,6 +135,45 @@ static int signal_running(const char *config)
     }
     weft_config_free(cfg);
     return rc;
+}
+
+static void said_cleared(const weft_quarantine *q)
+{
+    char why[1200];
+    weft_quarantine_describe(q, why, sizeof(why));
+    fprintf(stderr, "weft: quarantine of plugin %s lifted (%s)\n", q->plugin, why);
+}
+
+/* `weft quarantine clear [NAME]`: the records go, then a reload (if weft
+ * runs) builds a generation in which those routes serve again. */
+static int quarantine_clear(const char *config, const char *name)
+{
+    weft_config *cfg = config_for(config, "cannot find the state directory");
+    if (cfg == NULL)
+        return 1;
+    char dir[1024];
+    weft_quarantine_dir_for(cfg, dir, sizeof(dir));
+    int has_pid = cfg->pid_file != NULL;
+    weft_config_free(cfg);
+    if (dir[0] == '\0') {
+        fprintf(stderr, "weft: %s sets neither state_dir nor pid_file (and STATE_DIRECTORY is unset): no crash "
+                        "records are kept, nothing is quarantined\n", config);
+        return 0;
+    }
+    int n = weft_quarantine_clear(dir, name, said_cleared);
+    if (n < 0) {
+        fprintf(stderr, "weft: cannot read the state directory %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    if (n == 0) {
+        fprintf(stderr, "weft: no crash record%s%s in %s: nothing is quarantined\n", name ? " of plugin " : "",
+                name ? name : "", dir);
+        return 0;
+    }
+    /* A server not running (or without a pid file) lifts it at its next start. */
+    if (has_pid && signal_running(config) != 0)
+        fprintf(stderr, "weft: the records are gone; a running weft lifts the quarantine at its next reload\n");
+    return 0;
 }
 
 /* `weft dev`: a private PostgreSQL when nothing points at one, as
@@ -192,6 +245,7 @@ int main(int argc, char **argv)
      * loaded): every thread inherits the mask, so SIGTERM can only reach the
      * control thread's signalfd, never a thread that has not blocked it yet. */
     weft_signals_block_async();
+    weft_crash_report_install();
     if (argc >= 2 && strcmp(argv[1], WEFT_PROBE_ARG) == 0)
         return weft_probe_child_main(argc, argv);
     weft_probe_enable();
@@ -210,6 +264,17 @@ int main(int argc, char **argv)
         return dev_main(argc == 3 ? argv[2] : ".");
     }
     int reload = argc > 1 && strcmp(argv[1], "reload") == 0;
+    const char *clear = NULL; /* "quarantine clear [NAME]": NAME, or "" for all */
+    if (argc > 2 && strcmp(argv[1], "quarantine") == 0 && strcmp(argv[2], "clear") == 0) {
+        clear = argc > 3 && argv[3][0] != '-' ? argv[3] : "";
+        int skip = 2 + (clear[0] != '\0');
+        argv[skip] = argv[0];
+        argv += skip;
+        argc -= skip;
+    } else if (argc > 1 && strcmp(argv[1], "quarantine") == 0) {
+        fprintf(stderr, "usage: weft quarantine clear [NAME] [-c FILE]\n");
+        return 2;
+    }
     if (reload) {
         argv[1] = argv[0];
         argv++;
@@ -238,6 +303,8 @@ int main(int argc, char **argv)
     }
     if (reload)
         return signal_running(config);
+    if (clear != NULL)
+        return quarantine_clear(config, clear[0] != '\0' ? clear : NULL);
     weft_generation *gen = load(config, test);
     if (test) {
         if (gen == NULL) {

@@ -8,6 +8,7 @@
 #include "plugin/host.h"
 #include "base/log.h"
 #include "base/stats.h"
+#include "plugin/quarantine.h"
 #include "plugin/route_init.h"
 #include "reload/probe.h"
 #include "core/tls.h"
@@ -46,10 +47,27 @@ static weft_module *module_for(weft_generation *g, const char *name, void **plug
         return NULL;
     size_t i = g->n_modules++;
     g->modules[i] = m;
+    weft_quarantine *q = &g->quarantined[i];
+    if (weft_quarantine_check(m->name, m->sha256, q)) {
+        char why[1200], when[32];
+        weft_quarantine_describe(q, why, sizeof(why));
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&q->since));
+        weft_log_warn("plugin %s %s (sha256 %.12s) is QUARANTINED since %s: %s; its routes answer 503 until `weft "
+                      "quarantine clear %s` or another build of it is installed",
+                      m->name, m->desc.version ? m->desc.version : "?", m->sha256, when, why, m->name);
+    }
     if (load_plugin(g, i, errs) != 0)
         return NULL;
     *plugin_state = g->plugin_states[i];
     return m;
+}
+
+static const weft_quarantine *quarantine_of(const weft_generation *g, const weft_module *m)
+{
+    for (size_t i = 0; i < g->n_modules; i++)
+        if (g->modules[i] == m && g->quarantined[i].plugin[0] != '\0')
+            return &g->quarantined[i];
+    return NULL;
 }
 
 /* A route's policy decides which entry point runs; say which one is missing
@@ -122,6 +140,7 @@ static void destroy(weft_generation *g, int keep_cfg)
     weft_router_free(g->router);
     free(g->routes);
     free(g->modules);
+    free(g->quarantined);
     free(g->pools);
     if (!keep_cfg)
         weft_config_free(g->cfg);
@@ -151,6 +170,7 @@ static int probe_new_versions(const weft_config *cfg, weft_errors *errs)
 
 weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int check_only, weft_errors *errs)
 {
+    weft_quarantine_configure(cfg);
     if (probe_new_versions(cfg, errs) != 0)
         return NULL;
 
@@ -165,8 +185,10 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
     g->modules = calloc(cfg->n_routes + 1, sizeof(*g->modules));
     g->plugin_states = calloc(cfg->n_routes + 1, sizeof(*g->plugin_states));
     g->loaded = calloc(cfg->n_routes + 1, sizeof(*g->loaded));
+    g->quarantined = calloc(cfg->n_routes + 1, sizeof(*g->quarantined));
     g->pools = calloc(cfg->n_pools + 1, sizeof(*g->pools));
-    if (g->routes == NULL || g->modules == NULL || g->pools == NULL || g->plugin_states == NULL || g->loaded == NULL)
+    if (g->routes == NULL || g->modules == NULL || g->pools == NULL || g->plugin_states == NULL || g->loaded == NULL ||
+        g->quarantined == NULL)
         weft_fatal("out of memory");
     size_t before = errs->count;
     /* Certificates are read by every build, -t included: a reload re-reads
@@ -208,6 +230,9 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         snprintf(r->label, sizeof(r->label), "route %s (plugin %s %s)", r->cfg->path, r->module->name,
                  r->module->desc.version ? r->module->desc.version : "?");
         if (check_entry_points(r, errs) != 0)
+            continue;
+        /* Its code killed the server: none of it runs until the operator says so. */
+        if ((r->quarantine = quarantine_of(g, r->module)) != NULL)
             continue;
         init_route(r, plugin_state, errs);
     }

@@ -19,6 +19,7 @@
 #include "request/route.h"
 
 struct weft_workpool;
+struct weft_quarantine;
 
 typedef struct weft_generation {
     atomic_long refs;
@@ -35,6 +36,7 @@ typedef struct weft_generation {
     size_t n_pools;
     struct weft_dbpool *dbpool; /* blocking connections for pool workers (opened lazily) */
     struct ssl_ctx_st **tls;     /* per cfg->listen entry; NULL for cleartext listeners */
+    struct weft_quarantine *quarantined; /* one per quarantined module (parallel to modules) */
 } weft_generation;
 
 /**

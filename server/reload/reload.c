@@ -88,6 +88,9 @@ static void log_diff(const weft_generation *old, const weft_generation *cur)
                           r->module->name, r->module->seq);
             changed++;
         }
+        if (o != NULL && (o->quarantine != NULL) != (r->quarantine != NULL))
+            weft_log_info("reload: route %s %s", r->cfg->path,
+                          r->quarantine != NULL ? "quarantined: answers 503" : "out of quarantine: serving again");
     }
     for (size_t i = 0; i < old->n_routes; i++)
         if (find_route(cur, old->routes[i].cfg) == NULL) {

@@ -17,6 +17,7 @@ struct weft_module;
 struct weft_workpool;
 struct weft_generation;
 struct weft_dbpool;
+struct weft_quarantine;
 
 typedef struct weft_route {
     const weft_route_cfg *cfg;
@@ -30,6 +31,8 @@ typedef struct weft_route {
     const weft_db_cfg *db_cfg;   /* that generation's database settings */
     struct weft_dbpool *dbpool;  /* its blocking connections for pool workers */
     char label[320]; /* "route /x (plugin p 1.0.0)" for log lines */
+    /* set: this build of the plugin crashed the server; the route answers 503 */
+    const struct weft_quarantine *quarantine;
     /* blocking detector: last report time, number of slow slices */
     atomic_uint_fast64_t blocked_last_ns;
     atomic_uint_fast64_t blocked_total;

@@ -1,0 +1,43 @@
+#include "base/sigsafe.h"
+
+#include <signal.h>
+
+char *weft_ss_append(char *p, char *end, const char *s)
+{
+    while (s != NULL && *s != '\0' && p < end)
+        *p++ = *s++;
+    return p;
+}
+
+char *weft_ss_append_n(char *p, char *end, const char *s, size_t n)
+{
+    for (size_t i = 0; s != NULL && i < n && s[i] != '\0' && p < end; i++)
+        *p++ = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    return p;
+}
+
+char *weft_ss_append_u64(char *p, char *end, uint64_t v)
+{
+    char digits[24];
+    int n = 0;
+    do
+        digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n > 0 && p < end)
+        *p++ = digits[--n];
+    return p;
+}
+
+const char *weft_ss_signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    default: return NULL;
+    }
+}

@@ -1,0 +1,94 @@
+#include "ops/crash.h"
+
+#include <execinfo.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/sigsafe.h"
+#include "config/config.h"
+#include "dispatch/coro.h"
+#include "dispatch/dispatch.h"
+#include "plugin/quarantine.h"
+#include "reload/generation.h"
+
+static volatile sig_atomic_t reporting;
+
+static void copy(char *dst, size_t size, const char *src)
+{
+    char *end = weft_ss_append_n(dst, dst + size - 1, src, size - 1);
+    *end = '\0';
+}
+
+/* Async-signal context (dispatch/coro.h): write, open, rename, backtrace
+ * (warmed up at install: its first call loads libgcc). Everything read here
+ * is owned by the request and its generation, which outlive the handler. */
+static void on_fatal(int sig, const siginfo_t *info)
+{
+    (void)info;
+    if (reporting++)
+        return; /* the report itself faulted: let the default action finish */
+    const char *signame = weft_ss_signal_name(sig);
+    char line[4096], *p = line, *end = line + sizeof(line) - 1;
+    p = weft_ss_append(p, end, "weft: FATAL: ");
+    p = signame != NULL ? weft_ss_append(p, end, signame) : weft_ss_append_u64(weft_ss_append(p, end, "signal "), end, (uint64_t)sig);
+    const weft_req *r = weft_dispatch_running;
+    const weft_route *rt = r != NULL ? r->route : NULL;
+    if (rt != NULL && rt->module != NULL) {
+        weft_quarantine q = {.since = time(NULL)};
+        copy(q.plugin, sizeof(q.plugin), rt->module->name);
+        copy(q.version, sizeof(q.version), rt->module->desc.version != NULL ? rt->module->desc.version : "?");
+        copy(q.sha256, sizeof(q.sha256), rt->module->sha256);
+        copy(q.signal, sizeof(q.signal), signame != NULL ? signame : "a fatal signal");
+        copy(q.route, sizeof(q.route), rt->cfg->path);
+        copy(q.dispatch, sizeof(q.dispatch), weft_dispatch_name(rt->cfg->dispatch));
+        char *rq = weft_ss_append_n(q.request, q.request + sizeof(q.request) - 1, r->method, 32);
+        rq = weft_ss_append(rq, q.request + sizeof(q.request) - 1, " ");
+        rq = weft_ss_append_n(rq, q.request + sizeof(q.request) - 1, r->path, 400);
+        if (r->query != NULL) {
+            rq = weft_ss_append(rq, q.request + sizeof(q.request) - 1, "?");
+            rq = weft_ss_append_n(rq, q.request + sizeof(q.request) - 1, r->query, 200);
+        }
+        *rq = '\0';
+        char record[1400];
+        int recorded = weft_crash_record_write(&q, record, sizeof(record)) == 0;
+        p = weft_ss_append(p, end, " in route ");
+        p = weft_ss_append(p, end, q.route);
+        p = weft_ss_append(p, end, " (plugin ");
+        p = weft_ss_append(p, end, q.plugin);
+        p = weft_ss_append(p, end, " ");
+        p = weft_ss_append(p, end, q.version);
+        p = weft_ss_append(p, end, ", sha256 ");
+        p = weft_ss_append_n(p, end, q.sha256, 12);
+        p = weft_ss_append(p, end, ", dispatch=");
+        p = weft_ss_append(p, end, q.dispatch);
+        p = weft_ss_append(p, end, ") handling ");
+        p = weft_ss_append(p, end, q.request);
+        if (recorded) {
+            p = weft_ss_append(p, end, "; crash record ");
+            p = weft_ss_append(p, end, record);
+            p = weft_ss_append(p, end, ": the plugin is quarantined at the next start (weft quarantine clear ");
+            p = weft_ss_append(p, end, q.plugin);
+            p = weft_ss_append(p, end, " lifts it)");
+        } else {
+            p = weft_ss_append(p, end, "; no crash record (no state directory, or it is not writable)");
+        }
+    } else {
+        p = weft_ss_append(p, end, " with no request running on this thread");
+    }
+    p = weft_ss_append(p, end, "; backtrace follows\n");
+    ssize_t ignored = write(STDERR_FILENO, line, (size_t)(p - line));
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, n, STDERR_FILENO);
+    (void)ignored;
+}
+
+void weft_crash_report_install(void)
+{
+    void *warm[2];
+    (void)backtrace(warm, 2);
+    weft_coro_signals_init();
+    weft_coro_set_fault_hook(on_fatal);
+}
