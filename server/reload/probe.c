@@ -241,6 +241,16 @@ static const char *last_step(char *out, size_t *route, char *version, size_t vsi
     return what;
 }
 
+static int reported_signal(const char *out, char *how, size_t size)
+{
+    const char *p = strstr(out, "weft: FATAL: SIG");
+    if (p == NULL)
+        return 0;
+    p += strlen("weft: FATAL: ");
+    snprintf(how, size, "crashed with %.*s", (int)strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"), p);
+    return 1;
+}
+
 static void add_child_output(const char *out, weft_errors *errs)
 {
     int shown = 0;
@@ -295,6 +305,8 @@ int weft_probe_run(const weft_config *cfg, const char *const *names, size_t n, w
     const char *what = last_step(out, &idx, version, sizeof(version));
     if (timed_out)
         snprintf(how, sizeof(how), "did not return within %ld ms (WEFT_PROBE_TIMEOUT_MS)", timeout_ms);
+    else if (reported_signal(out, how, sizeof(how)))
+        ; /* the child's own crash line: the first signal, before a sanitizer turned it into SIGABRT */
     else if (WIFSIGNALED(status) && sigabbrev_np(WTERMSIG(status)) != NULL)
         snprintf(how, sizeof(how), "crashed with SIG%s", sigabbrev_np(WTERMSIG(status)));
     else if (WIFSIGNALED(status))

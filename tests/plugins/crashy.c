@@ -1,6 +1,16 @@
 /* Fixture: a handler that dereferences NULL on ?crash=1 and answers
  * "fine" otherwise, under every policy (blocking and reactive entry points). */
+#include <stdint.h>
 #include <weft/plugin.h>
+
+/* A field at offset 16 of a NULL struct pointer: a real SIGSEGV, which
+ * UBSan's null check (it looks at NULL itself) does not pre-empt in the
+ * sanitizer build. */
+static volatile int *null_struct_member(void)
+{
+    static volatile uintptr_t offset = 16;
+    return (volatile int *)offset;
+}
 
 static const weft_host *host;
 
@@ -15,8 +25,7 @@ static int crashy_init(const weft_host *h, weft_init *ctx, void **state)
 static int answer(weft_req *req)
 {
     if (host->req_query(req, "crash") != NULL) {
-        volatile int *volatile nowhere = NULL;
-        *nowhere = 1;
+        *null_struct_member() = 1;
     }
     host->res_printf(req, "fine\n");
     return WEFT_OK;

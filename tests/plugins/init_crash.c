@@ -1,14 +1,23 @@
 /* Fixture: init dereferences NULL. The probe child must die of it, never
  * the server. */
+#include <stdint.h>
 #include <weft/plugin.h>
+
+/* A field at offset 16 of a NULL struct pointer: a real SIGSEGV, which
+ * UBSan's null check (it looks at NULL itself) does not pre-empt in the
+ * sanitizer build. */
+static volatile int *null_struct_member(void)
+{
+    static volatile uintptr_t offset = 16;
+    return (volatile int *)offset;
+}
 
 static int init_crash_init(const weft_host *host, weft_init *ctx, void **state)
 {
     (void)host;
     (void)ctx;
     *state = NULL;
-    volatile int *volatile nowhere = NULL;
-    return *nowhere;
+    return *null_struct_member();
 }
 
 static int init_crash_handle(weft_req *req, void *state)
