@@ -19,6 +19,17 @@
  * switches dev mode on. Returns 0 and the config's path in conf_out.
  */
 int weft_dev_prepare(const char *dir, char *conf_out, size_t size);
+/**
+ * Shows `text` (the crash line and backtrace; taken over) on project
+ * `name`'s routes instead of serving them, until its next good build.
+ */
+void weft_dev_mark_crashed(const char *name, char *text);
+/**
+ * Runs serve(ctx) in a child process and restarts it whenever it dies by a
+ * fatal signal (a plugin crashed it); SIGTERM/SIGINT are passed on. Returns
+ * the child's exit status once it exits by itself. Call single-threaded.
+ */
+int weft_dev_supervise(int (*serve)(void *ctx), void *ctx);
 /** Starts the source watcher thread (after the server's generation exists). */
 void weft_dev_start_watching(void);
 

@@ -1,6 +1,7 @@
 #include "ops/crash.h"
 
 #include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +15,7 @@
 #include "reload/generation.h"
 
 static volatile sig_atomic_t reporting;
+static char crash_log[1400]; /* set once a record is written */
 
 static void copy(char *dst, size_t size, const char *src)
 {
@@ -53,6 +55,11 @@ static void on_fatal(int sig, const siginfo_t *info)
         *rq = '\0';
         char record[1400];
         int recorded = weft_crash_record_write(&q, record, sizeof(record)) == 0;
+        size_t rl = strlen(record);
+        if (recorded && rl > 4 && rl < sizeof(crash_log)) {
+            memcpy(crash_log, record, rl - 4);
+            memcpy(crash_log + rl - 4, ".log", 5);
+        }
         p = weft_ss_append(p, end, " in route ");
         p = weft_ss_append(p, end, q.route);
         p = weft_ss_append(p, end, " (plugin ");
@@ -78,10 +85,20 @@ static void on_fatal(int sig, const siginfo_t *info)
         p = weft_ss_append(p, end, " with no request running on this thread");
     }
     p = weft_ss_append(p, end, "; backtrace follows\n");
-    ssize_t ignored = write(STDERR_FILENO, line, (size_t)(p - line));
     void *frames[64];
     int n = backtrace(frames, 64);
+    ssize_t ignored = write(STDERR_FILENO, line, (size_t)(p - line));
     backtrace_symbols_fd(frames, n, STDERR_FILENO);
+    /* The same text next to the record ("crash-NAME.log"): what `weft dev`
+     * shows on the plugin's routes after restarting. */
+    size_t rl = strlen(crash_log);
+    int fd = rl > 4 ? open(crash_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    if (fd >= 0) {
+        ignored = write(fd, line, (size_t)(p - line));
+        backtrace_symbols_fd(frames, n, fd);
+        close(fd);
+    }
+    crash_log[0] = '\0';
     (void)ignored;
 }
 

@@ -100,6 +100,17 @@ int weft_crash_record_write(const weft_quarantine *q, char *path, size_t size)
     return 0;
 }
 
+/* The crash line and backtrace kept next to a record (ops/crash.c). */
+static void unlink_log(const char *record)
+{
+    char log[2048];
+    size_t n = strlen(record);
+    if (n > 4 && n < sizeof(log)) {
+        snprintf(log, sizeof(log), "%.*s.log", (int)(n - 4), record);
+        unlink(log);
+    }
+}
+
 static int record_read(const char *path, weft_quarantine *q)
 {
     FILE *f = fopen(path, "re");
@@ -152,6 +163,7 @@ int weft_quarantine_check(const char *name, const char *sha256, weft_quarantine 
         return 1;
     }
     /* Another build is installed now: the crash says nothing about it. */
+    unlink_log(path);
     if (unlink(path) == 0)
         weft_log_info("plugin %s: crash record %s is for another build (sha256 %.12s, now %.12s); removed, the "
                       "plugin serves again",
@@ -175,6 +187,7 @@ int weft_quarantine_clear(const char *dir, const char *name, void (*said)(const 
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
         weft_quarantine q;
         int readable = record_read(path, &q) == 0;
+        unlink_log(path);
         if (unlink(path) != 0)
             continue;
         n++;

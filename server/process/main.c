@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dispatch/blocking.h"
@@ -16,6 +17,7 @@
 #include "dev/scaffold.h"
 #include "reload/generation.h"
 #include "reload/probe.h"
+#include "base/file.h"
 #include "base/log.h"
 #include "plugin/module.h"
 #include "plugin/quarantine.h"
@@ -213,22 +215,43 @@ static int dev_database(const char *state_dir, char *pgdir, size_t size)
     return 0;
 }
 
-static int dev_main(const char *dir)
+/* One dev server's life (a child of the supervisor): build, serve; a plugin
+ * build whose crash killed the previous one shows its crash instead. */
+static int dev_serve(void *dir)
 {
     char conf[4096];
     if (weft_dev_prepare(dir, conf, sizeof(conf)) != 0)
         return 1;
-    char state_dir[4096], pgdir[4200];
-    snprintf(state_dir, sizeof(state_dir), "%s", conf);
-    *strrchr(state_dir, '/') = '\0';
-    dev_database(state_dir, pgdir, sizeof(pgdir));
     weft_generation *gen = load(conf, 0);
-    int rc = 1;
-    if (gen != NULL) {
-        weft_blocking_configure(gen->cfg->blocking.threshold_ms, gen->cfg->blocking.interval_s);
-        weft_dev_start_watching();
-        rc = weft_server_run(gen);
+    if (gen == NULL)
+        return 1;
+    for (size_t i = 0; i < gen->n_modules; i++) {
+        const char *q = gen->quarantined[i].plugin;
+        char log[4200];
+        snprintf(log, sizeof(log), "%.*s/crash-%s.log", (int)(strrchr(conf, '/') - conf), conf, q);
+        if (q[0] != '\0')
+            weft_dev_mark_crashed(q, weft_file_read(log, NULL));
     }
+    weft_blocking_configure(gen->cfg->blocking.threshold_ms, gen->cfg->blocking.interval_s);
+    weft_dev_start_watching();
+    return weft_server_run(gen);
+}
+
+static int dev_main(const char *dir)
+{
+    /* The database outlives the dev server's restarts: started here, once. */
+    char state_dir[4096], pgdir[4200];
+    if (realpath(dir, state_dir) == NULL) {
+        fprintf(stderr, "weft dev: %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    snprintf(state_dir + strlen(state_dir), sizeof(state_dir) - strlen(state_dir), "/.weft-dev");
+    if (mkdir(state_dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "weft dev: cannot create %s: %s\n", state_dir, strerror(errno));
+        return 1;
+    }
+    dev_database(state_dir, pgdir, sizeof(pgdir));
+    int rc = weft_dev_supervise(dev_serve, (void *)dir);
     if (pgdir[0] != '\0') {
         const char *script = getenv("WEFT_PGDEV") != NULL ? getenv("WEFT_PGDEV") : WEFT_PGDEV_SCRIPT;
         char cmd[8400];

@@ -324,3 +324,56 @@ Test(devloop, dev_builds_load_under_umask_002)
     cr_assert_str_eq(r.body, "Hello from masked\n");
     wt_resp_free(&r);
 }
+
+/*
+ * A handler that segfaults under `weft dev`: the dev server restarts by
+ * itself, and the plugin's routes show the crash line and backtrace until
+ * the next good build.
+ */
+Test(devloop, dev_restarts_after_a_crash_and_shows_it_until_a_good_build)
+{
+    wt_dev_project("crasher", tmp);
+    char src[300];
+    snprintf(src, sizeof(src), "%s/crasher/crasher.c", tmp);
+    /* offset 16 of a NULL struct: a real SIGSEGV even in the UBSan build */
+    edit_file(src, "    host->res_header(req, \"content-type\", \"text/plain\");",
+              "    if (host->req_query(req, \"crash\") != NULL) { volatile int *volatile bad = (volatile int *)16; *bad = 1; }\n"
+              "    host->res_header(req, \"content-type\", \"text/plain\");");
+    wt_dev_start(&dev, tmp, tmp, NULL);
+    wait_for(&dev, "/crasher", 200, "Hello from crasher\n", 5000);
+    wt_resp r;
+    if (wt_http(&dev, "GET", "/crasher?crash=1", NULL, &r) == 0)
+        wt_resp_free(&r);
+
+    /* the supervisor restarts the server: new ports, read from after the crash */
+    double t0 = now_ms();
+    for (;;) {
+        char *log = wt_read_log(&dev);
+        const char *after = strstr(log, "restarting it");
+        int port = after != NULL ? wt_logged_port(after, 0) : 0, admin = after != NULL ? wt_logged_port(after, 1) : 0;
+        int ready = after != NULL && strstr(after, " serving ") != NULL;
+        if (ready && port > 0 && admin > 0) {
+            cr_assert(strstr(log, "weft: FATAL: SIGSEGV in route /crasher (plugin crasher ") != NULL, "%s", log);
+            dev.port = port;
+            dev.admin_port = admin;
+            free(log);
+            break;
+        }
+        cr_assert_lt(now_ms() - t0, 60000.0, "weft dev did not restart after the crash:\n%s", log);
+        free(log);
+        usleep(50000);
+    }
+    wt_get(&dev, "/crasher", &r);
+    cr_assert_eq(r.status, 500, "%ld %s", r.status, r.body);
+    cr_assert(strstr(r.body, "Crashed: crasher") != NULL, "%s", r.body);
+    cr_assert(strstr(r.body, "SIGSEGV in route /crasher (plugin crasher") != NULL, "the crash line:\n%s", r.body);
+    cr_assert(strstr(r.body, "backtrace follows") != NULL, "%s", r.body);
+    wt_resp_free(&r);
+
+    edit_file(src, "*bad = 1;", "(void)bad;");
+    wait_for(&dev, "/crasher", 200, "Hello from crasher\n", 10000);
+    int rc = wt_stop(&dev);
+    char *log = wt_read_log(&dev);
+    cr_assert_eq(rc, 0, "weft dev exited %d on SIGTERM:\n%s", rc, log);
+    free(log);
+}

@@ -35,8 +35,7 @@ const char *wt_no_pkgconfig_env(const char *tmp)
     return var;
 }
 
-/* The port of the first "<prefix>listening on http://HOST:PORT/" line, 0 if none yet. */
-static int logged_port(const char *log, int admin)
+int wt_logged_port(const char *log, int admin)
 {
     const char *needle = "listening on http://";
     for (const char *p = log; (p = strstr(p, needle)) != NULL; p++) {
@@ -72,8 +71,8 @@ void wt_dev_start(wt_server *s, const char *tmp, const char *dir, const char *co
     double deadline = wt_now_ms() + 60000;
     while (wt_now_ms() < deadline) {
         char *log = wt_read_log(s);
-        s->port = logged_port(log, 0);
-        s->admin_port = logged_port(log, 1);
+        s->port = wt_logged_port(log, 0);
+        s->admin_port = wt_logged_port(log, 1);
         int ready = strstr(log, " serving ") != NULL;
         free(log);
         if (ready && s->port > 0 && s->admin_port > 0)

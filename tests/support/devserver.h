@@ -21,6 +21,8 @@ void wt_dev_tmpdir(char *dir, size_t size);
 char **wt_dev_env(const char *const *set);
 /** "PKG_CONFIG_LIBDIR=<tmp>/no-pkgconfig", an empty directory (static). */
 const char *wt_no_pkgconfig_env(const char *tmp);
+/** The port of the first "[admin ]listening on http://HOST:PORT/" line in `log`, 0 if none yet. */
+int wt_logged_port(const char *log, int admin);
 /** `weft dev DIR` as a child, logging into tmp, with no PostgreSQL; waits until it serves. */
 void wt_dev_start(wt_server *s, const char *tmp, const char *dir, const char *const *extra_set);
 /** `weft new-plugin NAME DIR`, which must succeed. */
