@@ -95,3 +95,40 @@ void weft_init_check_unused(weft_init *ctx)
         }
     }
 }
+
+int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state, weft_errors *errs)
+{
+    char what[300];
+    weft_init ctx = weft_route_init_for_route(r->cfg, what, sizeof(what), errs);
+    ctx.plugin_state = plugin_state;
+    int rc = WEFT_OK;
+    if (r->desc->init != NULL)
+        rc = r->desc->init(host, &ctx, &r->state);
+    if (rc != WEFT_OK && !ctx.failed)
+        weft_route_init_init_error(&ctx, "init returned %d", rc);
+    if (!ctx.failed)
+        weft_init_check_unused(&ctx);
+    if (rc == WEFT_OK)
+        r->initialised = 1; /* fini must run even if only our option checks failed */
+    return ctx.failed ? -1 : 0;
+}
+
+int weft_route_init_load(const weft_config *cfg, const char *name, const weft_plugin *desc, const weft_host *host,
+                         void **state, unsigned char *loaded, weft_errors *errs)
+{
+    if (desc->load == NULL)
+        return 0;
+    char what[300];
+    snprintf(what, sizeof(what), "plugins.%s", name);
+    config_setting_t *opts = weft_config_plugin_options(cfg, name);
+    weft_init ctx = {.plugin = name, .options = opts, .what = what, .file = cfg->path,
+                     .line = opts != NULL ? (int)config_setting_source_line(opts) : 0, .errs = errs};
+    int rc = desc->load(host, &ctx, state);
+    if (rc != WEFT_OK && !ctx.failed)
+        weft_route_init_init_error(&ctx, "load returned %d", rc);
+    if (!ctx.failed)
+        weft_init_check_unused(&ctx);
+    if (rc == WEFT_OK)
+        *loaded = 1; /* unload must run even if only our option checks failed */
+    return ctx.failed ? -1 : 0;
+}

@@ -9,6 +9,7 @@
 #include <weft/plugin.h>
 
 #include "config/config.h"
+#include "request/route.h"
 #include "base/errors.h"
 
 struct weft_init {
@@ -36,5 +37,21 @@ int weft_route_init_opt_bool(weft_init *ctx, const char *name, int def);
 void weft_route_init_init_error(weft_init *ctx, const char *fmt, ...) WEFT_PRINTF(2, 3);
 /** After init: reports options the plugin never asked for. */
 void weft_init_check_unused(weft_init *ctx);
+
+/**
+ * Calls the plugin's init for route `r` (cfg and desc set) with its
+ * options, the plugin's own state and `host` (plugin/host.h's table: passed
+ * in, since that table holds this module's functions); 0, or -1 with the
+ * reasons in `errs`. Sets r->initialised when fini must run.
+ */
+int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state, weft_errors *errs);
+
+/**
+ * Calls plugin `name`'s load() (if it has one) with its plugins.NAME
+ * options from `cfg`; the plugin's state goes to `state`, and `loaded` is
+ * set when unload must run. 0, or -1 with the reasons in `errs`.
+ */
+int weft_route_init_load(const weft_config *cfg, const char *name, const weft_plugin *desc, const weft_host *host,
+                         void **state, unsigned char *loaded, weft_errors *errs);
 
 #endif

@@ -17,22 +17,8 @@
 /* The plugin's load() with its plugins.NAME options, before any route's init. */
 static int load_plugin(weft_generation *g, size_t i, weft_errors *errs)
 {
-    weft_module *m = g->modules[i];
-    if (m->desc.load == NULL)
-        return 0;
-    char what[300];
-    snprintf(what, sizeof(what), "plugins.%s", m->name);
-    config_setting_t *opts = weft_config_plugin_options(g->cfg, m->name);
-    weft_init ctx = {.plugin = m->name, .options = opts, .what = what, .file = g->cfg->path,
-                     .line = opts != NULL ? (int)config_setting_source_line(opts) : 0, .errs = errs};
-    int rc = m->desc.load(&weft_host_table, &ctx, &g->plugin_states[i]);
-    if (rc != WEFT_OK && !ctx.failed)
-        weft_route_init_init_error(&ctx, "load returned %d", rc);
-    if (!ctx.failed)
-        weft_init_check_unused(&ctx);
-    if (rc == WEFT_OK)
-        g->loaded[i] = 1; /* unload must run even if only our option checks failed */
-    return ctx.failed ? -1 : 0;
+    return weft_route_init_load(g->cfg, g->modules[i]->name, &g->modules[i]->desc, &weft_host_table,
+                                &g->plugin_states[i], &g->loaded[i], errs);
 }
 
 static weft_module *module_for(weft_generation *g, const char *name, void **plugin_state, weft_errors *errs)
@@ -85,23 +71,6 @@ static int check_entry_points(const weft_route *r, weft_errors *errs)
                     rc->file, rc->line, rc->path, rc->plugin, needs_async ? "handle_async" : "handle",
                     weft_dispatch_name(rc->dispatch), needs_async ? "pool and coroutine" : "reactive");
     return -1;
-}
-
-static int init_route(weft_route *r, void *plugin_state, weft_errors *errs)
-{
-    char what[300];
-    weft_init ctx = weft_route_init_for_route(r->cfg, what, sizeof(what), errs);
-    ctx.plugin_state = plugin_state;
-    int rc = WEFT_OK;
-    if (r->module->desc.init != NULL)
-        rc = r->module->desc.init(&weft_host_table, &ctx, &r->state);
-    if (rc != WEFT_OK && !ctx.failed)
-        weft_route_init_init_error(&ctx, "init returned %d", rc);
-    if (!ctx.failed)
-        weft_init_check_unused(&ctx);
-    if (rc == WEFT_OK)
-        r->initialised = 1; /* fini must run even if only our option checks failed */
-    return ctx.failed ? -1 : 0;
 }
 
 static struct weft_workpool *pool_for(weft_generation *g, const char *name)
@@ -234,7 +203,7 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         /* Its code killed the server: none of it runs until the operator says so. */
         if ((r->quarantine = quarantine_of(g, r->module)) != NULL)
             continue;
-        init_route(r, plugin_state, errs);
+        weft_route_init_run(r, &weft_host_table, plugin_state, errs);
     }
     if (errs->count == before && !check_only) {
         g->dbpool = weft_dbpool_new(&cfg->database);

@@ -47,12 +47,6 @@ typedef struct weft_generation {
  * why.
  */
 weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int check_only, weft_errors *errs);
-/**
- * Calls the plugin's init for route `r` (cfg and module set) with its
- * options; 0, or -1 with the reasons in `errs`. Sets r->initialised when
- * fini must run.
- */
-int weft_route_init(weft_route *r, weft_errors *errs);
 void weft_generation_retain(weft_generation *g);
 /**
  * Drops a reference. The last one destroys the generation (worker pools

@@ -16,7 +16,9 @@
 
 #include "base/log.h"
 #include "base/timer.h"
-#include "reload/generation.h"
+#include "plugin/host.h"
+#include "plugin/module.h"
+#include "plugin/route_init.h"
 
 extern char **environ;
 
@@ -80,25 +82,32 @@ int weft_probe_child_main(int argc, char **argv)
     int n_names = argc - 3;
     weft_route *routes = calloc(cfg->n_routes + 1, sizeof(*routes));
     weft_module **mods = calloc(cfg->n_routes + 1, sizeof(*mods));
+    void **states = calloc(cfg->n_routes + 1, sizeof(*states)); /* each plugin's own, from load() */
+    unsigned char *loaded = calloc(cfg->n_routes + 1, sizeof(*loaded));
     size_t n_mods = 0;
-    if (routes == NULL || mods == NULL)
+    if (routes == NULL || mods == NULL || states == NULL || loaded == NULL)
         return 4;
     for (size_t i = 0; i < cfg->n_routes; i++) {
         weft_route *r = &routes[i];
         r->cfg = &cfg->routes[i];
         if (!wanted(r->cfg->plugin, names, n_names))
             continue;
-        for (size_t k = 0; k < n_mods && r->module == NULL; k++)
-            if (strcmp(mods[k]->name, r->cfg->plugin) == 0)
-                r->module = mods[k];
-        if (r->module == NULL) {
+        size_t k = 0;
+        while (k < n_mods && strcmp(mods[k]->name, r->cfg->plugin) != 0)
+            k++;
+        if (k == n_mods) {
             mark("load", i, "?");
-            if ((r->module = weft_module_load(r->cfg->plugin, cfg->plugin_dirs, cfg->n_plugin_dirs, &errs)) == NULL)
+            if ((mods[k] = weft_module_load(r->cfg->plugin, cfg->plugin_dirs, cfg->n_plugin_dirs, &errs)) == NULL)
                 continue;
-            mods[n_mods++] = r->module;
+            n_mods++;
+            weft_route_init_load(cfg, mods[k]->name, &mods[k]->desc, &weft_host_table, &states[k], &loaded[k], &errs);
         }
+        if (mods[k]->desc.load != NULL && !loaded[k])
+            continue;
+        r->module = mods[k];
+        r->desc = &r->module->desc;
         mark("init", i, r->module->desc.version);
-        weft_route_init(r, &errs);
+        weft_route_init_run(r, &weft_host_table, states[k], &errs);
     }
     for (size_t i = cfg->n_routes; i-- > 0;) {
         weft_route *r = &routes[i];
@@ -107,10 +116,15 @@ int weft_probe_child_main(int argc, char **argv)
             r->module->desc.fini(r->state);
         }
     }
+    for (size_t k = 0; k < n_mods; k++)
+        if (loaded[k] && mods[k]->desc.unload != NULL)
+            mods[k]->desc.unload(states[k]);
     mark("done", 0, "-");
     for (size_t k = 0; k < n_mods; k++)
         weft_module_release(mods[k]);
     free(mods);
+    free(states);
+    free(loaded);
     free(routes);
     weft_errors_clear(&errs);
     weft_config_free(cfg);

@@ -18,13 +18,6 @@
 static wt_server srv;
 static char plugdir[128];
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -103,7 +96,7 @@ static void expect_body(const char *path, const char *want)
 
 static void wait_body(const char *path, const char *want, double limit_ms)
 {
-    double t0 = now_ms();
+    double t0 = wt_now_ms();
     for (;;) {
         wt_resp r;
         int ok = wt_http(&srv, "GET", path, NULL, &r) == 0 && r.status == 200 && strstr(r.body, want) != NULL;
@@ -111,7 +104,7 @@ static void wait_body(const char *path, const char *want, double limit_ms)
             wt_resp_free(&r);
         if (ok)
             return;
-        cr_assert_lt(now_ms() - t0, limit_ms, "%s never answered '%s'", path, want);
+        cr_assert_lt(wt_now_ms() - t0, limit_ms, "%s never answered '%s'", path, want);
         usleep(20000);
     }
 }
@@ -129,10 +122,10 @@ static int log_count(const char *needle)
 
 static void wait_log_count(const char *needle, int n, double limit_ms)
 {
-    double t0 = now_ms();
+    double t0 = wt_now_ms();
     while (log_count(needle) < n) {
         char *log = wt_read_log(&srv);
-        cr_assert_lt(now_ms() - t0, limit_ms, "no %d x '%s' in the log:\n%s", n, needle, log);
+        cr_assert_lt(wt_now_ms() - t0, limit_ms, "no %d x '%s' in the log:\n%s", n, needle, log);
         free(log);
         usleep(20000);
     }

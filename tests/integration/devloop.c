@@ -346,7 +346,7 @@ Test(devloop, dev_restarts_after_a_crash_and_shows_it_until_a_good_build)
         wt_resp_free(&r);
 
     /* the supervisor restarts the server: new ports, read from after the crash */
-    double t0 = now_ms();
+    double t0 = wt_now_ms();
     for (;;) {
         char *log = wt_read_log(&dev);
         const char *after = strstr(log, "restarting it");
@@ -359,7 +359,7 @@ Test(devloop, dev_restarts_after_a_crash_and_shows_it_until_a_good_build)
             free(log);
             break;
         }
-        cr_assert_lt(now_ms() - t0, 60000.0, "weft dev did not restart after the crash:\n%s", log);
+        cr_assert_lt(wt_now_ms() - t0, 60000.0, "weft dev did not restart after the crash:\n%s", log);
         free(log);
         usleep(50000);
     }

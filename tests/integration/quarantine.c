@@ -16,13 +16,6 @@
 
 static char plugdir[128];
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
 /* crashy.so copied into a private plugin directory, plus `extra` bytes at
  * the end: trailing bytes leave the ELF loadable but make it another build
  * (another SHA-256), as a rebuilt plugin would be. */
@@ -80,10 +73,10 @@ static long get(const wt_server *s, const char *path, char *body, size_t size, c
 
 static void wait_status(const wt_server *s, const char *path, long want, double limit_ms)
 {
-    double t0 = now_ms();
+    double t0 = wt_now_ms();
     long st;
     while ((st = get(s, path, NULL, 0, NULL, 0)) != want) {
-        if (now_ms() - t0 > limit_ms) {
+        if (wt_now_ms() - t0 > limit_ms) {
             char *log = wt_read_log(s);
             cr_assert_fail("%s answered %ld, not %ld; log:\n%s", path, st, want, log);
         }
@@ -96,10 +89,10 @@ static void crash_and_restart(wt_server *s, const char *dispatch)
 {
     cr_assert_eq(get(s, "/c", NULL, 0, NULL, 0), 200);
     get(s, "/c?crash=1", NULL, 0, NULL, 0);
-    double t0 = now_ms();
+    double t0 = wt_now_ms();
     int status;
     while (waitpid(s->pid, &status, WNOHANG) == 0) {
-        cr_assert_lt(now_ms() - t0, 20000.0, "weft survived a segfaulting handler?");
+        cr_assert_lt(wt_now_ms() - t0, 20000.0, "weft survived a segfaulting handler?");
         usleep(10000);
     }
     s->pid = 0;
