@@ -129,7 +129,7 @@ Test(reload, swaps_and_reloads_under_load_lose_nothing)
         install(tag);
         char want[16];
         snprintf(want, sizeof(want), "ver=%c", tag);
-        double ms = wait_for("/ver", want, 1000);
+        double ms = wait_for("/ver", want, 10000); /* a new version is probed in a child first */
         worst_swap = ms > worst_swap ? ms : worst_swap;
 
         char conftag[16], wanttag[24];
@@ -190,7 +190,7 @@ Test(reload, long_request_finishes_on_old_version_which_is_then_unloaded)
     pthread_create(&t, NULL, long_request, &h);
     wt_wait_metric(&srv, "weft_inflight_requests", 1, 10000);
     install('B');
-    wait_for("/ver", "ver=B", 1000);
+    wait_for("/ver", "ver=B", 10000);
     char *st = admin_status();
     cr_assert(strstr(st, "\"version\": \"1.0.A\"") != NULL, "old version still loaded while in use: %s", st);
     free(st);
@@ -220,7 +220,7 @@ Test(reload, broken_plugin_is_refused_and_old_keeps_serving)
 {
     wait_for("/ver", "ver=A", 1000);
     install_bytes(NULL, "this is not an ELF file\n");
-    char *log = wt_wait_log(&srv, "refused", 3000);
+    char *log = wt_wait_log(&srv, "refused", 10000);
     cr_assert(strstr(log, "plugin 'ver'") != NULL && strstr(log, "cannot load") != NULL, "%s", log);
     cr_assert(strstr(log, "keeps serving") != NULL, "%s", log);
     free(log);
@@ -304,14 +304,14 @@ Test(reload, unsafe_permissions_are_refused)
     snprintf(so, sizeof(so), "%s/ver.so", plugdir);
     cr_assert_eq(chmod(so, 0775), 0);
     sighup();
-    char *log = wt_wait_log(&srv, "refused", 3000);
+    char *log = wt_wait_log(&srv, "refused", 10000);
     cr_assert(strstr(log, "writable by its group") != NULL, "%s", log);
     free(log);
     wait_for("/ver", "ver=A", 200);
     cr_assert_eq(chmod(so, 0755), 0);
     cr_assert_eq(chmod(plugdir, 0777), 0);
     sighup();
-    log = wt_wait_log(&srv, "plugin directory", 3000);
+    log = wt_wait_log(&srv, "plugin directory", 10000);
     cr_assert(strstr(log, "writable by others") != NULL, "%s", log);
     free(log);
     cr_assert_eq(chmod(plugdir, 0700), 0);
