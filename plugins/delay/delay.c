@@ -60,7 +60,10 @@ static int respond(weft_req *req)
  * tells the client it may retry. */
 static void answer_wait_failed(weft_req *req, int rc)
 {
-    host->log(req, WEFT_LOG_WARN, "wait ended early (rc %d)", rc);
+    /* A withdrawn request is routine (client gone, deadline): no log line,
+     * or a flood of resets would become a flood of warnings. */
+    if (rc != WEFT_CANCELLED)
+        host->log(req, WEFT_LOG_WARN, "wait ended early (rc %d)", rc);
     host->res_error(req, 503, "wait interrupted");
 }
 

@@ -134,7 +134,8 @@ static int respond(weft_req *req, unsigned long long n)
  * may retry, so 503 rather than 500. */
 static void answer_host_failed(weft_req *req, const char *what, int rc)
 {
-    host->log(req, WEFT_LOG_WARN, "%s failed (rc %d)", what, rc);
+    if (rc != WEFT_CANCELLED) /* withdrawn requests are routine: no log flood */
+        host->log(req, WEFT_LOG_WARN, "%s failed (rc %d)", what, rc);
     host->res_error(req, rc == WEFT_ERROR ? 500 : 503, "lock or wait interrupted");
 }
 

@@ -100,6 +100,12 @@ void weft_stats_request(weft_loop_stats *s, int slot, int status, uint64_t elaps
     weft_stat_add(&st->sum_ns, elapsed_ns);
 }
 
+void weft_stats_cancelled(weft_loop_stats *s, int slot)
+{
+    if (slot >= 0)
+        weft_stat_add(&s->slots[slot].cancelled, 1);
+}
+
 void weft_stats_slot_totals(int slot, uint64_t *count, double *sum_seconds)
 {
     *count = 0;

@@ -21,6 +21,7 @@ typedef struct weft_slot_stats {
     atomic_uint_fast64_t code[6]; /* by status class: [1]=1xx ... [5]=5xx */
     atomic_uint_fast64_t bucket[WEFT_HIST_BUCKETS];
     atomic_uint_fast64_t sum_ns;
+    atomic_uint_fast64_t cancelled; /* the client left before the answer: answered nobody */
 } weft_slot_stats;
 
 /** One loop's block; written by that loop only. */
@@ -58,6 +59,8 @@ void weft_stats_slot_key(int slot, const char **path, const char **policy);
 
 /** Records a finished request on the calling loop's block. */
 void weft_stats_request(weft_loop_stats *s, int slot, int status, uint64_t elapsed_ns);
+/** Records a request whose client left before it was answered. */
+void weft_stats_cancelled(weft_loop_stats *s, int slot);
 /** Requests answered by a route series and their total latency, over all loops. */
 void weft_stats_slot_totals(int slot, uint64_t *count, double *sum_seconds);
 

@@ -7,6 +7,7 @@
 #ifndef WEFT_TIMER_H
 #define WEFT_TIMER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,9 @@ typedef struct weft_timer {
 
 /** CLOCK_MONOTONIC in nanoseconds. */
 uint64_t weft_now_ns(void);
+
+/** pthread_cond_init for timed waits on CLOCK_MONOTONIC (a wall-clock step must not stretch them). */
+void weft_cond_init_monotonic(pthread_cond_t *cv);
 
 weft_timers *weft_timers_new(struct st_h2o_evloop_t *loop);
 /** Closes the timerfd; pending timers are dropped without running. */

@@ -63,7 +63,14 @@ uint64_t weft_db_backoff_next(uint64_t current_ms);
 typedef struct weft_dbpool weft_dbpool;
 weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg);
 void weft_dbpool_free(weft_dbpool *p);
-int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res);
+/**
+ * Runs a statement on a borrowed connection. When `busy` is given it is
+ * called with the connection before the statement is sent (a non-zero return
+ * withdraws it: WEFT_CANCELLED) and with NULL once it is over, so that a
+ * cancellation can PQcancel it meanwhile.
+ */
+int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res,
+                      int (*busy)(void *ctx, PGconn *pg), void *ctx);
 
 /* Transactions of pool workers: a connection held until unhold. */
 typedef struct weft_dbpool_tx weft_dbpool_tx;
@@ -87,9 +94,16 @@ weft_dbloop *weft_dbloop_new(struct weft_loop *loop, const weft_db_cfg *cfg);
 /** Closes every connection; pending statements complete with WEFT_CANCELLED. Loop thread. */
 void weft_dbloop_free(weft_dbloop *d);
 const weft_db_cfg *weft_dbloop_cfg(const weft_dbloop *d);
-/** Queues a statement; `cb` may run before this returns (e.g. database down). */
-void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
-                       void *arg);
+typedef struct weft_dbq weft_dbq;
+/**
+ * Queues a statement; `cb` may run before this returns (e.g. database down),
+ * and then NULL is returned. Otherwise the statement's handle, valid until
+ * `cb` runs.
+ */
+weft_dbq *weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
+                            void *arg);
+/** The caller no longer wants the result: `cb` will not run, the result is discarded. */
+void weft_dbloop_abandon(weft_dbq *q);
 size_t weft_dbloop_inflight(const weft_dbloop *d);
 /** Counts sessions opened: a change means a connection was re-established. */
 uint64_t weft_dbloop_epoch(const weft_dbloop *d);

@@ -9,12 +9,15 @@
 #include "request/route.h"
 #include "base/log.h"
 #include "core/loop.h"
+#include "request/cancel.h"
 #include "request/request.h"
 
 static weft_dbloop *loop_db(weft_req *r) { return weft_dbloop_for(r->loop, r->route->db_cfg); }
 
 typedef struct co_wait {
+    weft_wait wait;
     weft_req *r;
+    weft_dbq *q;
     int rc;
     PGresult *res;
     int done, suspended;
@@ -26,18 +29,74 @@ static void on_co_result(void *arg, int rc, PGresult *res)
     w->rc = rc;
     w->res = res;
     w->done = 1;
-    if (w->suspended)
+    if (w->suspended) {
+        weft_req_wait_remove(w->r, &w->wait);
         weft_dispatch_resume(w->r);
+    }
+}
+
+static void cancel_co_query(weft_wait *wt)
+{
+    co_wait *w = H2O_STRUCT_FROM_MEMBER(co_wait, wait, wt);
+    weft_dbloop_abandon(w->q);
+    w->rc = WEFT_CANCELLED;
+    w->done = 1;
+    weft_dispatch_resume(w->r);
+}
+
+/* A worker's statement on a blocking connection: cancelled server-side. */
+typedef struct pg_busy {
+    weft_req *r;
+    PGcancel *cancel;
+    int blocked;
+} pg_busy;
+
+static void wake_pg(void *arg)
+{
+    /* On the loop thread: PQcancel opens a short connection to the server
+     * and waits for it to take the request; only running statements (at most
+     * one per worker) ever get here. */
+    pg_busy *b = arg;
+    char err[256];
+    if (b->cancel != NULL && !PQcancel(b->cancel, err, sizeof(err)))
+        weft_log_error("%s: cancelling a withdrawn request's statement failed: %s", b->r->route->label, err);
+}
+
+static int on_pg_busy(void *ctx, PGconn *pg)
+{
+    pg_busy *b = ctx;
+    if (pg == NULL) {
+        if (b->blocked)
+            weft_req_worker_unblock(b->r);
+        b->blocked = 0;
+        PQfreeCancel(b->cancel);
+        b->cancel = NULL;
+        return 0;
+    }
+    b->cancel = PQgetCancel(pg);
+    b->blocked = weft_req_worker_block(b->r, wake_pg, b) == WEFT_OK;
+    if (b->blocked)
+        return 0;
+    PQfreeCancel(b->cancel);
+    b->cancel = NULL;
+    return -1;
 }
 
 int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
     *res = NULL;
+    if (weft_req_cancelled(r))
+        return WEFT_CANCELLED;
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
         PGresult *pg = NULL;
+        pg_busy busy = {.r = r};
         int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg)
-                               : weft_dbpool_query(r->route->dbpool, sql, n, params, &pg);
+                               : weft_dbpool_query(r->route->dbpool, sql, n, params, &pg, on_pg_busy, &busy);
+        if (weft_req_cancelled(r) && rc != WEFT_OK) {
+            PQclear(pg);
+            return WEFT_CANCELLED;
+        }
         *res = (weft_result *)pg;
         return rc;
     }
@@ -47,12 +106,16 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
             return WEFT_UNAVAILABLE;
         /* `w` lives on the coroutine's stack, which stays put while it waits. */
         co_wait w = {.r = r};
+        /* A transaction's statement is not abandoned (its session must stay in
+         * step): it ends within the statement timeout. */
         if (r->tx != NULL)
             weft_tx_query_loop(r, sql, n, params, on_co_result, &w);
         else
-            weft_dbloop_query(db, sql, n, params, on_co_result, &w);
+            w.q = weft_dbloop_query(db, sql, n, params, on_co_result, &w);
         if (!w.done) {
             w.suspended = 1;
+            if (w.q != NULL)
+                weft_req_wait_add(r, &w.wait, cancel_co_query);
             weft_coro_yield();
         }
         *res = (weft_result *)w.res;
@@ -66,6 +129,8 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
 }
 
 typedef struct async_wait {
+    weft_wait wait;
+    weft_dbq *q;
     weft_req *r;
     weft_db_callback cb;
     void *arg;
@@ -82,14 +147,27 @@ static void run_async_cb(void *ctx)
 static void on_async_result(void *arg, int rc, PGresult *res)
 {
     async_wait *a = arg;
+    weft_req_wait_remove(a->r, &a->wait);
     a->rc = rc;
     a->res = res;
+    weft_dispatch_run(a->r, run_async_cb, a);
+}
+
+static void cancel_async_query(weft_wait *wt)
+{
+    async_wait *a = H2O_STRUCT_FROM_MEMBER(async_wait, wait, wt);
+    weft_dbloop_abandon(a->q);
+    a->rc = WEFT_CANCELLED;
     weft_dispatch_run(a->r, run_async_cb, a);
 }
 
 void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char *const *params, weft_db_callback cb,
                               void *arg)
 {
+    if (weft_req_cancelled(r)) {
+        cb(r, arg, WEFT_CANCELLED, NULL);
+        return;
+    }
     async_wait *a = weft_req_alloc(r, sizeof(*a));
     weft_dbloop *db = a != NULL && r->tx == NULL ? loop_db(r) : NULL;
     if (a == NULL || (db == NULL && r->tx == NULL)) {
@@ -97,10 +175,13 @@ void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char
         return;
     }
     *a = (async_wait){.r = r, .cb = cb, .arg = arg};
-    if (r->tx != NULL)
+    if (r->tx != NULL) {
         weft_tx_query_loop(r, sql, n, params, on_async_result, a);
-    else
-        weft_dbloop_query(db, sql, n, params, on_async_result, a);
+        return;
+    }
+    /* Registered first: the result may arrive before the query call returns. */
+    weft_req_wait_add(r, &a->wait, cancel_async_query);
+    a->q = weft_dbloop_query(db, sql, n, params, on_async_result, a);
 }
 
 /* A weft_result is a PGresult: the opaque type keeps libpq out of the ABI. */

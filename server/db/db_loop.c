@@ -23,13 +23,13 @@
 enum { PH_PREPARE, PH_EXEC, PH_SYNC };
 enum { C_DOWN, C_CONNECTING, C_READY };
 
-typedef struct dbq {
-    struct dbq *next;
+struct weft_dbq {
+    struct weft_dbq *next;
     struct dbconn *conn;
     weft_dbloop_cb cb;
     void *arg;
     int phase;
-    int abandoned; /* its caller already got WEFT_TIMEOUT */
+    int abandoned; /* its caller already got WEFT_TIMEOUT, or was cancelled */
     PGresult *res;
     PGresult *prep_error;
     uint64_t start_ns;
@@ -39,7 +39,8 @@ typedef struct dbq {
     char *sql;
     int nparams;
     char **params;
-} dbq;
+};
+typedef struct weft_dbq dbq;
 
 typedef struct dbconn {
     weft_dbloop *owner;
@@ -95,15 +96,9 @@ static void q_finish(dbq *q, int rc, PGresult *res)
 
 static void conn_broken(dbconn *c, const char *why, int rc);
 
-static void on_q_timeout(weft_timer *t)
+/* Takes a statement that was never sent out of the wait list. */
+static void wait_unlink(dbq *q)
 {
-    dbq *q = H2O_STRUCT_FROM_MEMBER(dbq, timeout, t);
-    if (q->conn != NULL) {
-        /* Sent, and even the server's statement_timeout did not answer: the
-         * connection is hung or dead. Reset it; everything on it fails. */
-        conn_broken(q->conn, "a statement got no answer within the statement timeout", WEFT_TIMEOUT);
-        return;
-    }
     weft_dbloop *d = q->owner;
     dbq **pp = &d->wait_head, *prev = NULL;
     while (*pp != NULL && *pp != q) {
@@ -115,6 +110,18 @@ static void on_q_timeout(weft_timer *t)
         if (d->wait_tail == q)
             d->wait_tail = prev;
     }
+}
+
+static void on_q_timeout(weft_timer *t)
+{
+    dbq *q = H2O_STRUCT_FROM_MEMBER(dbq, timeout, t);
+    if (q->conn != NULL) {
+        /* Sent, and even the server's statement_timeout did not answer: the
+         * connection is hung or dead. Reset it; everything on it fails. */
+        conn_broken(q->conn, "a statement got no answer within the statement timeout", WEFT_TIMEOUT);
+        return;
+    }
+    wait_unlink(q);
     q_finish(q, WEFT_TIMEOUT, NULL);
 }
 
@@ -465,8 +472,8 @@ size_t weft_dbloop_inflight(const weft_dbloop *d)
     return n;
 }
 
-void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
-                       void *arg)
+weft_dbq *weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
+                            void *arg)
 {
     /* One allocation for the statement and copies of its text and parameters:
      * a timed-out request is freed while its statement is still in flight. */
@@ -476,7 +483,7 @@ void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const
     dbq *q = calloc(1, size);
     if (q == NULL) {
         cb(arg, WEFT_UNAVAILABLE, NULL);
-        return;
+        return NULL;
     }
     q->owner = d;
     q->start_ns = weft_now_ns();
@@ -502,7 +509,7 @@ void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const
         q->abandoned = 1;
         q_free(q);
         cb(arg, WEFT_UNAVAILABLE, NULL);
-        return;
+        return NULL;
     }
     if (weft_timers_add(d->loop->timers, &q->timeout, (uint64_t)d->cfg.statement_timeout_ms + 1000,
                         on_q_timeout) != 0) {
@@ -510,11 +517,11 @@ void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const
         q->abandoned = 1;
         q_free(q);
         cb(arg, WEFT_UNAVAILABLE, NULL);
-        return;
+        return NULL;
     }
     if (c != NULL) {
         conn_send(c, q);
-        return;
+        return q;
     }
     q->next = NULL;
     if (d->wait_tail != NULL)
@@ -522,6 +529,18 @@ void weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const
     else
         d->wait_head = q;
     d->wait_tail = q;
+    return q;
+}
+
+void weft_dbloop_abandon(weft_dbq *q)
+{
+    q->abandoned = 1;
+    /* Not sent yet: it need never run. A sent one stays in the pipeline,
+     * whose results arrive in order; its result is read and dropped. */
+    if (q->conn == NULL) {
+        wait_unlink(q);
+        q_finish(q, WEFT_CANCELLED, NULL);
+    }
 }
 
 void weft_dbloop_retire(weft_loop *loop, weft_dbloop *d)

@@ -223,7 +223,7 @@ static int collect(PGconn *pg, uint64_t deadline_ns, PGresult **out)
 /* Runs one statement on a borrowed connection. Returns the rc; *broken is set
  * when the connection must not be reused. */
 static int run_on(weft_dbpool *p, pconn *c, const char *sql, int n, const char *const *params, PGresult **res,
-                  int *broken)
+                  int *broken, int (*busy)(void *ctx, PGconn *pg), void *ctx)
 {
     *res = NULL;
     *broken = 0;
@@ -250,8 +250,12 @@ static int run_on(weft_dbpool *p, pconn *c, const char *sql, int n, const char *
         PQclear(prep);
     }
     snprintf(name, sizeof(name), "weft_%d", idx);
+    if (ok && busy != NULL && busy(ctx, c->pg) != 0)
+        return WEFT_CANCELLED; /* withdrawn before it was sent */
     if (ok)
         ok = PQsendQueryPrepared(c->pg, name, n, params, NULL, NULL, 0) && collect(c->pg, deadline, res) == 0;
+    if (busy != NULL)
+        busy(ctx, NULL);
     if (!ok || PQstatus(c->pg) != CONNECTION_OK) {
         int timed_out = weft_now_ns() >= deadline;
         char why[512];
@@ -274,7 +278,8 @@ static int run_on(weft_dbpool *p, pconn *c, const char *sql, int n, const char *
     return rc;
 }
 
-int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res)
+int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res,
+                      int (*busy)(void *ctx, PGconn *pg), void *ctx)
 {
     *res = NULL;
     uint64_t deadline = weft_now_ns() + ((uint64_t)p->cfg.statement_timeout_ms + 1000) * 1000000u;
@@ -282,7 +287,7 @@ int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const 
     pconn *c = borrow(p, deadline, &rc);
     if (c == NULL)
         return rc;
-    rc = run_on(p, c, sql, n, params, res, &broken);
+    rc = run_on(p, c, sql, n, params, res, &broken, busy, ctx);
     give_back(p, c, broken);
     return rc;
 }
@@ -329,7 +334,7 @@ int weft_dbpool_tx_query(weft_dbpool *p, weft_dbpool_tx *t, const char *sql, int
     /* A transaction lives and dies with its session: never reconnect inside it. */
     if (t->broken)
         return WEFT_UNAVAILABLE;
-    return run_on(p, t->c, sql, n, params, res, &t->broken);
+    return run_on(p, t->c, sql, n, params, res, &t->broken, NULL, NULL);
 }
 
 void weft_dbpool_unhold(weft_dbpool *p, weft_dbpool_tx *t)

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "core/loop.h"
 #include "dispatch/workpool.h"
+#include "request/cancel.h"
 
 /* Pool-policy state, allocated in the request's arena. */
 typedef struct pool_job {
@@ -197,7 +198,8 @@ static void pool_run(weft_work *w)
     pool_job *job = H2O_STRUCT_FROM_MEMBER(pool_job, work, w);
     weft_req *r = job->r;
     weft_dispatch_running = r;
-    r->rc = r->route->desc->handle(r, r->route->state);
+    /* Withdrawn between the loop's cancel and this worker taking the job. */
+    r->rc = weft_req_cancelled(r) ? WEFT_CANCELLED : r->route->desc->handle(r, r->route->state);
     weft_req_run_defers(r);
     weft_dispatch_running = NULL;
     weft_loop_post(r->loop, &job->done, on_pool_done);
@@ -210,14 +212,27 @@ static void run_pool(weft_req *r)
     if (job != NULL) {
         job->r = r;
         job->work.run = pool_run;
-        if (weft_workpool_submit(r->route->pool, &job->work) == 0)
+        if (weft_workpool_submit(r->route->pool, &job->work) == 0) {
+            r->job = &job->work;
             return;
+        }
     }
     /* Refuse at once rather than queue without bound: the client may retry
      * elsewhere, and the server's memory stays flat under overload. */
     weft_request_res_error(r, 503, "server busy: worker pool queue is full");
     weft_request_res_header(r, "retry-after", "1");
     weft_req_complete(r);
+}
+
+void weft_dispatch_cancel(weft_req *r, int reason)
+{
+    uint64_t t0;
+    /* In a slice: a wait's cancel() may resume handler code that finishes
+     * the request, which must then complete only once this returns. */
+    slice_begin(r, &t0);
+    if (weft_req_cancel(r, reason) && r->job != NULL && weft_workpool_cancel(r->route->pool, r->job) == 0)
+        finish(r, WEFT_CANCELLED); /* never ran: no worker will post it back */
+    slice_end(r, t0);
 }
 
 void weft_dispatch_start(weft_req *r)

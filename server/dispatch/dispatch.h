@@ -37,6 +37,13 @@ int weft_flush_res_flush(weft_req *r);
 void weft_flush_res_flush_async(weft_req *r, weft_callback cb, void *arg);
 /** host->done(): the reactive handler's response is complete. Any thread. */
 void weft_dispatch_done(weft_req *r, int rc);
+/**
+ * Withdraws `r` (request/cancel.h, `reason` a WEFT_CANCEL_*): drops its
+ * queued pool job, ends its waits with WEFT_CANCELLED. The request still
+ * completes through weft_http_complete, now or when its handler returns.
+ * Loop thread, never from inside a coroutine.
+ */
+void weft_dispatch_cancel(weft_req *r, int reason);
 
 /** Gives every loop a coroutine stack pool of `stack_size` stacks (before the loops start). */
 void weft_dispatch_attach(size_t stack_size);

@@ -10,6 +10,7 @@
 #include "request/route.h"
 #include "base/log.h"
 #include "core/loop.h"
+#include "request/cancel.h"
 #include "request/request.h"
 
 static void sleep_thread(uint32_t ms)
@@ -19,22 +20,44 @@ static void sleep_thread(uint32_t ms)
         ;
 }
 
+/* A coroutine's one wait at a time: what it waits for and how it ended. */
+typedef struct coro_wait {
+    weft_wait super;
+    weft_req *r;
+    int rc;
+} coro_wait;
+
 static void on_coro_timer(weft_timer *t)
 {
-    weft_dispatch_resume(H2O_STRUCT_FROM_MEMBER(weft_req, timer, t));
+    weft_req *r = H2O_STRUCT_FROM_MEMBER(weft_req, timer, t);
+    weft_dispatch_resume(r);
+}
+
+static void cancel_coro_sleep(weft_wait *w)
+{
+    coro_wait *cw = (coro_wait *)w;
+    weft_timers_cancel(cw->r->loop->timers, &cw->r->timer);
+    cw->rc = WEFT_CANCELLED;
+    weft_dispatch_resume(cw->r);
 }
 
 int weft_hostsync_sleep_ms(weft_req *r, uint32_t ms)
 {
+    if (weft_req_cancelled(r))
+        return WEFT_CANCELLED;
     switch (r->exec) {
     case WEFT_EXEC_WORKER:
-        sleep_thread(ms);
-        return WEFT_OK;
-    case WEFT_EXEC_COROUTINE:
+        return weft_req_worker_sleep(r, ms);
+    case WEFT_EXEC_COROUTINE: {
         if (weft_timers_add(r->loop->timers, &r->timer, ms, on_coro_timer) != 0)
             return WEFT_UNAVAILABLE; /* out of memory: the handler answers 503, the process lives */
+        /* `w` lives on the coroutine's stack, which stays put while it sleeps. */
+        coro_wait w = {.r = r, .rc = WEFT_OK};
+        weft_req_wait_add(r, &w.super, cancel_coro_sleep);
         weft_coro_yield();
-        return WEFT_OK;
+        weft_req_wait_remove(r, &w.super);
+        return w.rc;
+    }
     case WEFT_EXEC_LOOP:
         break;
     }
@@ -45,6 +68,7 @@ int weft_hostsync_sleep_ms(weft_req *r, uint32_t ms)
 }
 
 typedef struct async_sleep {
+    weft_wait wait;
     weft_timer timer;
     weft_req *r;
     weft_callback cb;
@@ -54,11 +78,23 @@ typedef struct async_sleep {
 static void on_async_timer(weft_timer *t)
 {
     async_sleep *s = H2O_STRUCT_FROM_MEMBER(async_sleep, timer, t);
+    weft_req_wait_remove(s->r, &s->wait);
     weft_dispatch_callback(s->r, s->cb, s->arg, WEFT_OK);
+}
+
+static void cancel_async_sleep(weft_wait *w)
+{
+    async_sleep *s = H2O_STRUCT_FROM_MEMBER(async_sleep, wait, w);
+    weft_timers_cancel(s->r->loop->timers, &s->timer);
+    weft_dispatch_callback(s->r, s->cb, s->arg, WEFT_CANCELLED);
 }
 
 void weft_hostsync_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void *arg)
 {
+    if (weft_req_cancelled(r)) {
+        cb(r, arg, WEFT_CANCELLED);
+        return;
+    }
     async_sleep *s = weft_req_alloc(r, sizeof(*s));
     if (s == NULL) {
         cb(r, arg, WEFT_ERROR);
@@ -67,6 +103,8 @@ void weft_hostsync_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void 
     *s = (async_sleep){.r = r, .cb = cb, .arg = arg};
     if (weft_timers_add(r->loop->timers, &s->timer, ms, on_async_timer) != 0)
         cb(r, arg, WEFT_UNAVAILABLE);
+    else
+        weft_req_wait_add(r, &s->wait, cancel_async_sleep);
 }
 
 /*
@@ -78,11 +116,13 @@ void weft_hostsync_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void 
 typedef enum { WAIT_THREAD, WAIT_CORO, WAIT_CALLBACK } wait_kind;
 
 typedef struct waiter {
+    weft_wait wait; /* WAIT_CORO, WAIT_CALLBACK: cancellation leaves the queue */
     struct waiter *next;
     wait_kind kind;
     weft_req *r;
+    weft_mutex *m;
     pthread_cond_t cv; /* WAIT_THREAD */
-    int granted;
+    int granted, cancelled, rc;
     weft_msg msg; /* WAIT_CORO, WAIT_CALLBACK */
     weft_callback cb;
     void *arg;
@@ -112,6 +152,27 @@ void weft_hostsync_mutex_free(weft_mutex *m)
     free(m);
 }
 
+/* Unlinks `w` if it is still queued (caller holds m->mu); 0 if it is not
+ * (already granted: the lock is its holder's and the grant is on its way). */
+static int unlink_waiter(weft_mutex *m, waiter *w)
+{
+    waiter *prev = NULL, *it = m->head;
+    while (it != NULL && it != w) {
+        prev = it;
+        it = it->next;
+    }
+    if (it == NULL)
+        return 0;
+    if (prev != NULL)
+        prev->next = w->next;
+    else
+        m->head = w->next;
+    if (m->tail == w)
+        m->tail = prev;
+    w->cancelled = 1;
+    return 1;
+}
+
 /* Returns 1 if the lock was free and is now ours; else queues `w` (0). */
 static int acquire_or_queue(weft_mutex *m, waiter *w)
 {
@@ -128,40 +189,85 @@ static int acquire_or_queue(weft_mutex *m, waiter *w)
         m->head = w;
     m->tail = w;
     if (w->kind == WAIT_THREAD) {
-        while (!w->granted)
+        /* The request may have been cancelled before this worker queued
+         * (its wake found nothing to take out): look once, under m->mu. */
+        if (weft_req_cancelled(w->r))
+            unlink_waiter(m, w);
+        while (!w->granted && !w->cancelled)
             pthread_cond_wait(&w->cv, &m->mu);
     }
     pthread_mutex_unlock(&m->mu);
     return 0;
 }
 
+static int leave_queue(waiter *w)
+{
+    pthread_mutex_lock(&w->m->mu);
+    int left = unlink_waiter(w->m, w);
+    if (left && w->kind == WAIT_THREAD)
+        pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->m->mu);
+    return left;
+}
+
+static void wake_thread_waiter(void *arg) { leave_queue(arg); }
+
+static void cancel_coro_waiter(weft_wait *wt)
+{
+    waiter *w = H2O_STRUCT_FROM_MEMBER(waiter, wait, wt);
+    if (!leave_queue(w))
+        return; /* granted: the grant message resumes it with the lock */
+    w->rc = WEFT_CANCELLED;
+    weft_dispatch_resume(w->r);
+}
+
+static void cancel_callback_waiter(weft_wait *wt)
+{
+    waiter *w = H2O_STRUCT_FROM_MEMBER(waiter, wait, wt);
+    if (leave_queue(w))
+        weft_dispatch_callback(w->r, w->cb, w->arg, WEFT_CANCELLED);
+}
+
 static void on_coro_granted(weft_msg *msg)
 {
-    weft_dispatch_resume(H2O_STRUCT_FROM_MEMBER(waiter, msg, msg)->r);
+    waiter *w = H2O_STRUCT_FROM_MEMBER(waiter, msg, msg);
+    weft_req_wait_remove(w->r, &w->wait);
+    weft_dispatch_resume(w->r);
 }
 
 static void on_callback_granted(weft_msg *msg)
 {
     waiter *w = H2O_STRUCT_FROM_MEMBER(waiter, msg, msg);
+    weft_req_wait_remove(w->r, &w->wait);
     weft_dispatch_callback(w->r, w->cb, w->arg, WEFT_OK);
 }
 
 int weft_hostsync_mutex_lock(weft_req *r, weft_mutex *m)
 {
-    waiter w = {.r = r};
+    waiter w = {.r = r, .m = m, .rc = WEFT_OK};
+    if (weft_req_cancelled(r))
+        return WEFT_CANCELLED;
     switch (r->exec) {
     case WEFT_EXEC_WORKER:
         w.kind = WAIT_THREAD;
         pthread_cond_init(&w.cv, NULL);
+        if (weft_req_worker_block(r, wake_thread_waiter, &w) != WEFT_OK) {
+            pthread_cond_destroy(&w.cv);
+            return WEFT_CANCELLED;
+        }
         acquire_or_queue(m, &w);
+        weft_req_worker_unblock(r);
         pthread_cond_destroy(&w.cv);
-        return WEFT_OK;
+        return w.cancelled ? WEFT_CANCELLED : WEFT_OK;
     case WEFT_EXEC_COROUTINE:
         /* `w` lives on the coroutine's stack, which stays put while it sleeps. */
         w.kind = WAIT_CORO;
-        if (!acquire_or_queue(m, &w))
+        if (!acquire_or_queue(m, &w)) {
+            weft_req_wait_add(r, &w.wait, cancel_coro_waiter);
             weft_coro_yield();
-        return WEFT_OK;
+            weft_req_wait_remove(r, &w.wait);
+        }
+        return w.rc;
     case WEFT_EXEC_LOOP:
         break;
     }
@@ -178,9 +284,15 @@ void weft_hostsync_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb
         cb(r, arg, WEFT_ERROR);
         return;
     }
-    *w = (waiter){.kind = WAIT_CALLBACK, .r = r, .cb = cb, .arg = arg};
+    if (weft_req_cancelled(r)) {
+        cb(r, arg, WEFT_CANCELLED);
+        return;
+    }
+    *w = (waiter){.kind = WAIT_CALLBACK, .r = r, .m = m, .cb = cb, .arg = arg};
     if (acquire_or_queue(m, w))
         cb(r, arg, WEFT_OK);
+    else
+        weft_req_wait_add(r, &w->wait, cancel_callback_waiter);
 }
 
 void weft_hostsync_mutex_unlock(weft_req *r, weft_mutex *m)

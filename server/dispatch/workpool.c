@@ -16,10 +16,24 @@ struct weft_workpool {
     weft_work *head, *tail; /* FIFO */
     size_t queued, queue_max;
     int size, busy, stopping;
-    unsigned long long rejected, completed;
+    unsigned long long rejected, completed, withdrawn;
     pthread_t *threads;
     int started;
 };
+
+static void unlink_work(weft_workpool *p, weft_work *w)
+{
+    if (w->prev != NULL)
+        w->prev->next = w->next;
+    else
+        p->head = w->next;
+    if (w->next != NULL)
+        w->next->prev = w->prev;
+    else
+        p->tail = w->prev;
+    w->next = w->prev = w; /* marks "not queued" for weft_workpool_cancel */
+    p->queued--;
+}
 
 static void *worker_main(void *arg)
 {
@@ -36,10 +50,7 @@ static void *worker_main(void *arg)
         weft_work *w = p->head;
         if (w == NULL)
             break; /* stopping and drained */
-        p->head = w->next;
-        if (p->head == NULL)
-            p->tail = NULL;
-        p->queued--;
+        unlink_work(p, w);
         p->busy++;
         pthread_mutex_unlock(&p->mu);
         w->run(w);
@@ -111,6 +122,7 @@ int weft_workpool_submit(weft_workpool *p, weft_work *w)
         pthread_mutex_unlock(&p->mu);
         return -1;
     }
+    w->prev = p->tail;
     if (p->tail != NULL)
         p->tail->next = w;
     else
@@ -120,6 +132,18 @@ int weft_workpool_submit(weft_workpool *p, weft_work *w)
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
     return 0;
+}
+
+int weft_workpool_cancel(weft_workpool *p, weft_work *w)
+{
+    pthread_mutex_lock(&p->mu);
+    int queued = w->next != w;
+    if (queued) {
+        unlink_work(p, w);
+        p->withdrawn++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return queued ? 0 : -1;
 }
 
 const char *weft_workpool_name(const weft_workpool *p) { return p->name; }
@@ -133,5 +157,6 @@ void weft_workpool_stats_get(weft_workpool *p, weft_workpool_stats *s)
     s->queue_max = p->queue_max;
     s->rejected = p->rejected;
     s->completed = p->completed;
+    s->withdrawn = p->withdrawn;
     pthread_mutex_unlock(&p->mu);
 }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 typedef struct weft_work {
-    struct weft_work *next;
+    struct weft_work *next, *prev;
     void (*run)(struct weft_work *w); /* on a worker thread; touches no loop state */
 } weft_work;
 
@@ -22,6 +22,12 @@ weft_workpool *weft_workpool_new(const char *name, int size, int queue);
 void weft_workpool_free(weft_workpool *p);
 /** Queues `w`; returns -1 (and does not take `w`) when the queue is full. */
 int weft_workpool_submit(weft_workpool *p, weft_work *w);
+/**
+ * Takes back `w` if it is still queued (returns 0; it will never run), or
+ * returns -1 when a worker already has it. Lets a withdrawn request free its
+ * queue slot at once instead of waiting its turn to be skipped.
+ */
+int weft_workpool_cancel(weft_workpool *p, weft_work *w);
 const char *weft_workpool_name(const weft_workpool *p);
 
 typedef struct weft_workpool_stats {
@@ -31,6 +37,7 @@ typedef struct weft_workpool_stats {
     size_t queue_max;
     unsigned long long rejected;
     unsigned long long completed;
+    unsigned long long withdrawn; /* taken back from the queue before they ran */
 } weft_workpool_stats;
 void weft_workpool_stats_get(weft_workpool *p, weft_workpool_stats *s);
 

@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "dispatch/dispatch.h"
+#include "http/abuse.h"
 #include "reload/generation.h"
 #include "base/log.h"
 #include "core/loop.h"
 #include "base/stats.h"
+#include "request/cancel.h"
 #include "request/respond.h"
 #include "request/stream.h"
 
@@ -17,31 +19,158 @@
 typedef struct weft_req_link {
     h2o_req_t *req;
     weft_req *wr;
+    /* HTTP/1 only: h2o stops reading while a request is handled, so it would
+     * not see the client leave; weft watches the socket meanwhile. */
+    h2o_socket_t *h1_sock;
+    struct weft_req_link *h1_prev, *h1_next;
 } weft_req_link;
+
+/* This loop's watched HTTP/1 sockets (a socket's `data` is h2o's). */
+static _Thread_local weft_req_link *h1_watched;
+
+/* Pipelined input read while watching is kept for h2o; past this much the
+ * watch ends (and with it early notice of a close) rather than buffer more. */
+#define H1_WATCH_MAX_INPUT (64 * 1024)
+
+static void h1_unwatch(weft_req_link *link, int stop_reading)
+{
+    if (link->h1_sock == NULL)
+        return;
+    if (stop_reading)
+        h2o_socket_read_stop(link->h1_sock);
+    if (link->h1_prev != NULL)
+        link->h1_prev->h1_next = link->h1_next;
+    else
+        h1_watched = link->h1_next;
+    if (link->h1_next != NULL)
+        link->h1_next->h1_prev = link->h1_prev;
+    link->h1_sock = NULL;
+}
+
+static void on_cancel_timer(weft_timer *t)
+{
+    weft_dispatch_cancel(H2O_STRUCT_FROM_MEMBER(weft_req, cancel_timer, t), WEFT_CANCEL_CLIENT);
+}
+
+/* Cancellation runs from a timer, outside whatever h2o call noticed the
+ * client leave: it resumes handler code, which must not run inside h2o.
+ * Without memory for the timer the request only finishes its course. */
+static void schedule_cancel(weft_req *r)
+{
+    if (r->cancel_timer.heap_index == 0 && !weft_req_cancelled(r))
+        (void)weft_timers_add(r->loop->timers, &r->cancel_timer, 0, on_cancel_timer);
+}
+
+static void on_h1_readable(h2o_socket_t *sock, const char *err)
+{
+    weft_req_link *link = h1_watched;
+    while (link != NULL && link->h1_sock != sock)
+        link = link->h1_next;
+    if (link == NULL)
+        return;
+    if (err == NULL) {
+        if (sock->input->size > H1_WATCH_MAX_INPUT)
+            h1_unwatch(link, 1);
+        return;
+    }
+    /* EOF or reset. The link stays: answering is what makes h2o close the
+     * connection (weft cannot close h2o's socket under it). */
+    h1_unwatch(link, 1);
+    if (link->wr != NULL)
+        schedule_cancel(link->wr);
+}
+
+static void h1_watch(weft_req_link *link)
+{
+    h2o_req_t *req = link->req;
+    if (req->version >= 0x200 || req->conn->callbacks->get_socket == NULL)
+        return;
+    h2o_socket_t *sock = req->conn->callbacks->get_socket(req->conn);
+    if (sock == NULL)
+        return;
+    link->h1_sock = sock;
+    link->h1_prev = NULL;
+    link->h1_next = h1_watched;
+    if (h1_watched != NULL)
+        h1_watched->h1_prev = link;
+    h1_watched = link;
+    h2o_socket_read_start(sock, on_h1_readable);
+}
 
 static void on_link_dispose(void *p)
 {
     weft_req_link *link = p;
+    h2o_req_t *req = link->req;
+    /* h2o is closing the connection: its socket is not ours to touch. */
+    h1_unwatch(link, 0);
+    /* An HTTP/2 stream freed before its answer was written was reset (a
+     * reactive answer is written only after h2o has read on, so a reset
+     * in the same read still finds its bytes unsent). */
+    if (req->version >= 0x200 && (link->wr != NULL || req->bytes_sent < req->res.content_length))
+        weft_abuse_reset(weft_loop_current, req);
     if (link->wr != NULL) {
-        link->wr->link = NULL; /* the handler runs on; its answer goes nowhere */
+        link->wr->link = NULL; /* its answer goes nowhere now */
         link->wr->hreq = NULL;
+        schedule_cancel(link->wr);
     }
+}
+
+/* The client left: nobody reads this answer, but sending it is what ends
+ * h2o's HTTP/1 request (and, with "close", its connection). */
+static void send_gone(h2o_req_t *req)
+{
+    req->http1_is_persistent = 0;
+    weft_respond(req, 499, "text/plain", "", 0, 0);
+}
+
+/* The route's timeout_ms passed: the client gets 504 now, whatever the
+ * handler is doing, and the handler is cancelled like a withdrawn request. */
+static void on_deadline(weft_timer *t)
+{
+    weft_req *r = H2O_STRUCT_FROM_MEMBER(weft_req, deadline, t);
+    if (weft_req_cancelled(r))
+        return; /* already withdrawn by its client */
+    /* A streamed answer has its head out already: it ends when the handler
+     * returns (cancelled below); nothing else can be said to the client. */
+    if (r->link != NULL && !r->streamed) {
+        weft_req_link *link = r->link;
+        link->wr = NULL;
+        r->link = NULL;
+        r->hreq = NULL;
+        h1_unwatch(link, 1);
+        weft_respond_text(link->req, 504, "gateway timeout: the handler did not answer within the route's timeout_ms");
+    }
+    weft_stats_request(r->loop->stats, r->route->stat_slot, 504, weft_now_ns() - r->start_ns);
+    weft_dispatch_cancel(r, WEFT_CANCEL_DEADLINE);
 }
 
 static void complete(weft_req *r)
 {
     weft_loop *L = r->loop;
+    weft_timers_cancel(L->timers, &r->cancel_timer);
+    weft_timers_cancel(L->timers, &r->deadline);
+    int cancelled = weft_req_cancelled(r);
     if (r->link != NULL) {
-        r->link->wr = NULL;
+        weft_req_link *link = r->link;
+        link->wr = NULL;
+        h1_unwatch(link, 1);
         if (r->streamed)
             weft_stream_finish(r); /* the head is out already */
+        else if (cancelled == WEFT_CANCEL_CLIENT)
+            send_gone(link->req);
         else
-            weft_respond_req(r->link->req, r);
+            weft_respond_req(link->req, r);
     }
     weft_generation *g = r->route->gen;
+    weft_abuse_request_end(r->conn_id);
+    if (r->conn != NULL)
+        weft_conn_busy(r->conn, -1);
     L->inflight--;
     atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
-    weft_stats_request(L->stats, r->route->stat_slot, r->status, weft_now_ns() - r->start_ns);
+    if (cancelled == WEFT_CANCEL_CLIENT)
+        weft_stats_cancelled(L->stats, r->route->stat_slot);
+    else if (cancelled != WEFT_CANCEL_DEADLINE) /* a 504 is counted when it is sent */
+        weft_stats_request(L->stats, r->route->stat_slot, r->status, weft_now_ns() - r->start_ns);
     weft_req_free(r);
     weft_generation_release(g);
 }
@@ -134,22 +263,40 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
     weft_route *route = m.route;
+    /* Before anything is copied: a connection past its budget costs nothing more. */
+    if (weft_abuse_request_start(L, req) != 0) {
+        weft_respond_text(req, 503, "connection closed: past its abuse budget");
+        return 0;
+    }
     weft_req *r = copy_request(req, &m, route, method_bit);
     if (r == NULL) {
+        weft_abuse_request_end(req->conn->id);
         weft_respond_text(req, 503, "server out of memory");
         return 0;
     }
+    r->conn_id = req->conn->id;
+    /* Busy while handled: admission never evicts a connection with a request in flight. */
+    r->conn = weft_conn_of(req->conn->callbacks->get_socket != NULL ? req->conn->callbacks->get_socket(req->conn) : NULL);
+    if (r->conn != NULL)
+        weft_conn_busy(r->conn, +1);
     weft_req_link *link = h2o_mem_alloc_shared(&req->pool, sizeof(*link), on_link_dispose);
-    link->req = req;
-    link->wr = r;
+    *link = (weft_req_link){.req = req, .wr = r};
     r->link = link;
     r->hreq = req;
     r->loop = L;
     r->on_complete = complete;
+    /* h2o's access log runs when it frees a request; one freed before weft
+     * answered (client gone) is logged as nginx does: 499. */
+    req->res.status = 499;
     weft_generation_retain(g);
     L->inflight++;
     atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
+    /* Without memory for the timer the route serves without its deadline. */
+    if (route->cfg->timeout_ms > 0)
+        (void)weft_timers_add(L->timers, &r->deadline, (uint64_t)route->cfg->timeout_ms, on_deadline);
     weft_dispatch_start(r);
+    if (link->wr != NULL) /* still being handled */
+        h1_watch(link);
     return 0;
 }
 

@@ -39,6 +39,16 @@ static void route_metrics(FILE *f)
                     (unsigned long long)slot_sum(i, CODE(c)));
         }
     }
+    weft_stats_write_header(f, "weft_requests_cancelled_total", "counter",
+                            "Requests whose client left before the answer, by route and policy.");
+    for (int i = 0; i < n; i++) {
+        const char *path, *policy;
+        weft_stats_slot_key(i, &path, &policy);
+        fputs("weft_requests_cancelled_total{route=\"", f);
+        weft_stats_write_escaped(f, path);
+        fprintf(f, "\",policy=\"%s\"} %llu\n", policy,
+                (unsigned long long)slot_sum(i, offsetof(weft_slot_stats, cancelled)));
+    }
     weft_stats_write_header(f, "weft_request_duration_seconds", "histogram",
                             "Time from dispatch to response, by route and policy.");
     for (int i = 0; i < n; i++) {
@@ -85,6 +95,7 @@ static void pool_metrics(FILE *f, const weft_generation *gen)
         {"weft_pool_busy_workers", "gauge", "Workers running a handler."},
         {"weft_pool_queue_length", "gauge", "Requests waiting for a worker."},
         {"weft_pool_rejected_total", "counter", "Requests refused with 503 because the pool queue was full."},
+        {"weft_pool_withdrawn_total", "counter", "Queued requests dropped unrun because their client left."},
     };
     for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++) {
         weft_stats_write_header(f, series[k].name, series[k].type, series[k].help);
@@ -94,7 +105,8 @@ static void pool_metrics(FILE *f, const weft_generation *gen)
             unsigned long long v = k == 0 ? (unsigned long long)ps.size
                                  : k == 1 ? (unsigned long long)ps.busy
                                  : k == 2 ? (unsigned long long)ps.queued
-                                          : (unsigned long long)ps.rejected;
+                                 : k == 3 ? (unsigned long long)ps.rejected
+                                          : ps.withdrawn;
             fprintf(f, "%s{pool=\"%s\"} %llu\n", series[k].name, weft_workpool_name(gen->pools[i]), v);
         }
     }

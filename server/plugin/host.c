@@ -8,6 +8,7 @@
 #include "request/route.h"
 #include "dispatch/hostsync.h"
 #include "base/log.h"
+#include "request/cancel.h"
 #include "request/request.h"
 #include "request/stream.h"
 #include "plugin/route_init.h"
@@ -93,4 +94,5 @@ const weft_host weft_host_table = {
     .res_flush_async = weft_flush_res_flush_async,
     .res_sse = weft_stream_res_sse,
     .init_plugin_state = weft_route_init_init_plugin_state,
+    .req_cancelled = weft_cancel_req_cancelled,
 };

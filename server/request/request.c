@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "request/cancel.h"
+
 /* A bump allocator: a request allocates a handful of small strings and frees
  * them all at once, so per-object malloc/free would be wasted work. */
 struct weft_arena_chunk {
@@ -107,8 +109,10 @@ void weft_req_run_defers(weft_req *r)
 weft_req *weft_req_new(void)
 {
     weft_req *r = calloc(1, sizeof(*r));
-    if (r != NULL)
+    if (r != NULL) {
         r->status = 200;
+        weft_req_cancel_init(r);
+    }
     return r;
 }
 
@@ -122,6 +126,7 @@ void weft_req_free(weft_req *r)
     }
     free(r->res_headers);
     free(r->res_body);
+    weft_req_cancel_destroy(r);
     free(r);
 }
 

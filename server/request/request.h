@@ -11,6 +11,8 @@
 #ifndef WEFT_REQUEST_H
 #define WEFT_REQUEST_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <weft/plugin.h>
@@ -21,6 +23,8 @@
 struct weft_route;
 struct weft_loop;
 struct weft_coro;
+struct weft_work;
+struct weft_wait;
 
 typedef struct weft_kv {
     const char *name;
@@ -91,6 +95,17 @@ struct weft_req {
     void (*flush_done)(weft_req *r, int rc); /* the waiter of the flush in progress (dispatch/) */
     void *flush_arg;
     weft_defer *defers;    /* run when the handler has finished */
+    struct weft_work *job; /* pool: the queued work, until a worker takes it */
+
+    /* cancellation (request/cancel.h) */
+    atomic_int cancelled;        /* WEFT_CANCEL_*; read by any thread */
+    struct weft_wait *waits;     /* loop-side waits cancellation can end; loop thread */
+    pthread_mutex_t cancel_mu;   /* guards worker_wake against the loop's cancel */
+    pthread_cond_t cancel_cv;    /* a worker's cancellable sleep */
+    void (*worker_wake)(void *arg);
+    void *worker_wake_arg;
+    weft_timer cancel_timer;     /* runs the cancellation outside h2o's dispose */
+    weft_timer deadline;         /* the route's timeout_ms */
 };
 
 /** Allocates from the request's arena; freed with the request. NULL on OOM. */

@@ -35,6 +35,7 @@ static void setup(void)
                  " { path = \"/pool/db\"; plugin = \"dbping\"; dispatch = \"pool\"; },\n"
                  " { path = \"/coroutine/db\"; plugin = \"dbping\"; dispatch = \"coroutine\"; },\n"
                  " { path = \"/reactive/db\"; plugin = \"dbping\"; dispatch = \"reactive\"; },\n"
+                 " { path = \"/pool/slow\"; plugin = \"dbping\"; dispatch = \"pool\"; options = { sql = \"SELECT pg_sleep($1::float8)::text\"; }; },\n"
                  " { path = \"/coroutine/slow\"; plugin = \"dbping\"; dispatch = \"coroutine\"; options = { sql = \"SELECT pg_sleep($1::float8)::text\"; }; },\n"
                  " { path = \"/reactive/slow\"; plugin = \"dbping\"; dispatch = \"reactive\"; options = { sql = \"SELECT pg_sleep($1::float8)::text\"; }; },\n"
                  " { path = \"/pool/transfer\"; plugin = \"accounts\"; dispatch = \"pool\"; },\n"
@@ -240,4 +241,35 @@ Test(database, killed_mid_transfers_leaves_no_half_transfer)
     cr_assert_eq(sql_value("SELECT sum(balance) FROM account"), 100000, "a transfer was half applied");
     cr_assert_eq(sql_value("SELECT count(*) FROM account WHERE balance < 0"), 0);
     wt_finish(&srv);
+
+/* Clients that leave while their statement runs: a pool worker's statement
+ * is cancelled on the server (PQcancel), a pipelined one's result is
+ * discarded; either way the request and the connection are free well before
+ * the 1.8 s statement would have ended. */
+Test(database, withdrawn_requests_stop_waiting_for_their_statements)
+{
+    const char *paths[] = {"/pool/slow?n=1.8", "/coroutine/slow?n=1.8", "/reactive/slow?n=1.8"};
+    int fds[9];
+    for (int i = 0; i < 9; i++)
+        fds[i] = wt_send_get(&srv, paths[i % 3]);
+    wt_await_metric(&srv, "weft_inflight_requests", 1, 9, 10000);
+    wt_await_metric(&srv, "weft_db_connections_busy", 1, 4, 10000); /* 3 pool + the loops' pipelines */
+    for (int i = 0; i < 9; i++)
+        close(fds[i]);
+    double t_req = wt_await_metric(&srv, "weft_inflight_requests", 0, 0, 1500);
+    /* The pipelined statements run on (their results will be dropped); the
+     * pool's blocking connections are cancelled and free. */
+    double t_conn = wt_await_metric(&srv, "weft_db_connections_busy", 0, 2, 1500);
+    printf("database: 9 withdrawn statements: requests freed in %.0f ms, pool connections in %.0f ms (statement 1800 ms)\n",
+           t_req, t_conn);
+    char body[64];
+    double t0 = wt_now_ms();
+    cr_assert_eq(get("/pool/db?n=1", body, sizeof(body)), 200, "%s", body);
+    cr_expect_lt(wt_now_ms() - t0, 1500, "a pool connection was still held by a withdrawn statement");
+    for (int i = 0; i < 3; i++) {
+        char key[160];
+        snprintf(key, sizeof(key), "weft_requests_cancelled_total{route=\"/%s/slow\",policy=\"%s\"}",
+                 i == 0 ? "pool" : i == 1 ? "coroutine" : "reactive", i == 0 ? "pool" : i == 1 ? "coroutine" : "reactive");
+        cr_expect_eq(wt_metric(&srv, key), 3, "%s", key);
+    }
 }

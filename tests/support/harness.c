@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -565,4 +568,39 @@ void wt_load_stop(wt_load *l, long *ok, long *failed, char *last_failure, size_t
     snprintf(last_failure, size, "%s", l->last_failure);
     pthread_mutex_destroy(&l->mu);
     free(l);
+
+double wt_metric(const wt_server *s, const char *key)
+{
+    wt_resp r;
+    double v = -1;
+    if (wt_http(s, "GET", "/metrics", NULL, &r) == 0 && r.status == 200)
+        v = metric_value(r.body, key);
+    wt_resp_free(&r);
+    return v;
+}
+
+double wt_await_metric(const wt_server *s, const char *key, int at_least, double want, double limit_ms)
+{
+    double t0 = wt_now_ms(), v = -1;
+    while (wt_now_ms() - t0 < limit_ms) {
+        v = wt_metric(s, key);
+        if (v >= 0 && (at_least ? v >= want : v <= want))
+            return wt_now_ms() - t0;
+        usleep(5000);
+    }
+    cr_assert_fail("%s stayed at %g (wanted %s %g) for %.0f ms", key, v, at_least ? ">=" : "<=", want, limit_ms);
+    return -1;
+}
+
+int wt_send_get(const wt_server *s, const char *path)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %s", strerror(errno));
+    char req[512];
+    int len = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", path);
+    cr_assert_eq(write(fd, req, (size_t)len), len);
+    return fd;
 }

@@ -126,4 +126,14 @@ extern wt_policy wt_policies[3];
 /** Number of threads of a process (from /proc). */
 int wt_thread_count(pid_t pid);
 
+/** The value of one exact series ("name{labels}") in GET /metrics; -1 if absent. */
+double wt_metric(const wt_server *s, const char *key);
+/**
+ * Polls /metrics until `key` is >= (at_least) or <= `want`; returns the ms
+ * it took, or fails the test after limit_ms.
+ */
+double wt_await_metric(const wt_server *s, const char *key, int at_least, double want, double limit_ms);
+/** Opens a connection and sends "GET path HTTP/1.1" on it, unread; returns the fd. */
+int wt_send_get(const wt_server *s, const char *path);
+
 #endif

@@ -246,3 +246,39 @@ Test(workpool, free_idle_pool)
     weft_workpool_free(p);
     weft_workpool_free(NULL);
 }
+
+/* A withdrawn request's job leaves the queue at once and never runs; one a
+ * worker already holds cannot be taken back. */
+Test(workpool, cancel_takes_back_only_queued_work)
+{
+    weft_workpool *p = weft_workpool_new("cancel", 1, 10);
+    cr_assert_not_null(p);
+    static job blocker, a, b, c;
+    blocker.w.run = blocked;
+    a.id = 1;
+    a.w.run = record;
+    b.id = 2;
+    b.w.run = record;
+    c.id = 3;
+    c.w.run = record;
+    cr_assert_eq(weft_workpool_submit(p, &blocker.w), 0);
+    wait_stats(p, 1, 0);
+    cr_assert_eq(weft_workpool_submit(p, &a.w), 0);
+    cr_assert_eq(weft_workpool_submit(p, &b.w), 0);
+    cr_assert_eq(weft_workpool_submit(p, &c.w), 0);
+    cr_assert_eq(weft_workpool_cancel(p, &b.w), 0, "the middle of the queue");
+    cr_assert_eq(weft_workpool_cancel(p, &c.w), 0, "the tail");
+    cr_assert_eq(weft_workpool_cancel(p, &c.w), -1, "twice");
+    cr_assert_eq(weft_workpool_cancel(p, &blocker.w), -1, "running work stays");
+    weft_workpool_stats s;
+    weft_workpool_stats_get(p, &s);
+    cr_assert_eq(s.queued, 1);
+    cr_assert_eq(s.withdrawn, 2);
+    cr_assert_eq(weft_workpool_submit(p, &c.w), 0, "the tail pointer survived the removal");
+    gate_open(&g_gate);
+    s = wait_stats(p, 0, 3);
+    cr_assert_eq(atomic_load(&a.ran), 1);
+    cr_assert_eq(atomic_load(&b.ran), 0, "withdrawn work never runs");
+    cr_assert_eq(atomic_load(&c.ran), 1);
+    weft_workpool_free(p);
+}

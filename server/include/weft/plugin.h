@@ -308,6 +308,16 @@ typedef struct weft_host {
      * configuration (NULL without a load hook). In load(): NULL.
      */
     void *(*init_plugin_state)(const weft_init *ctx);
+
+    /* ---- cancellation ---- */
+    /**
+     * Non-zero once the request is withdrawn: its client went away or its
+     * route's timeout_ms passed. Nobody will read the answer, so a long
+     * computation should stop and return. Cheap (one atomic load); any
+     * thread. The host's own waits (sleep, locks, queries) already end with
+     * WEFT_CANCELLED by themselves.
+     */
+    int (*req_cancelled)(const weft_req *req);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
