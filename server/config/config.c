@@ -76,7 +76,7 @@ static void load_pools(vctx *v, weft_config *cfg, const config_setting_t *root)
 
 static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index)
 {
-    static const char *const keys[] = {"path", "methods", "plugin", "dispatch", "pool", "options", NULL};
+    static const char *const keys[] = {"path", "methods", "plugin", "dispatch", "pool", "options", "timeout_ms", NULL};
     char where[64];
     snprintf(where, sizeof(where), "routes[%d]", index);
     if (!config_setting_is_group(g)) {
@@ -174,6 +174,10 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
         r.pool = weft_cfg_strdup(pn);
     }
 
+    /* The deadline ends the handler's waits (request/cancel.h); 0 turns the
+     * limits default off for one route. */
+    r.timeout_ms = (int)weft_cfg_int(v, g, where, "timeout_ms", 0, 3600000, cfg->limits.timeout_ms);
+
     config_setting_t *options = weft_cfg_member(v, g, where, "options", CONFIG_TYPE_GROUP);
     if (options == NULL && config_setting_get_member(g, "options") != NULL)
         ok = 0;
@@ -231,7 +235,7 @@ static void read_fragment_route(void *ctx, config_setting_t *route, int index)
 static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
     static const char *const limits_keys[] = {"max_body",        "max_uri",         "max_connections",
-                                              "request_timeout_ms", "idle_timeout_ms", NULL};
+                                              "request_timeout_ms", "idle_timeout_ms", "timeout_ms", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
     static const char *const log_keys[] = {"level", "access_log", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
@@ -251,6 +255,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         cfg->limits.max_connections = (int)weft_cfg_int(v, g, "limits", "max_connections", 1, 10000000, 10000);
         cfg->limits.request_timeout_ms = (int)weft_cfg_int(v, g, "limits", "request_timeout_ms", 100, 3600000, 10000);
         cfg->limits.idle_timeout_ms = (int)weft_cfg_int(v, g, "limits", "idle_timeout_ms", 100, 3600000, 10000);
+        cfg->limits.timeout_ms = (int)weft_cfg_int(v, g, "limits", "timeout_ms", 0, 3600000, 0);
     }
 
     cfg->observability.metrics = cfg->observability.health = WEFT_ON_MAIN;

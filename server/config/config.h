@@ -51,6 +51,7 @@ typedef struct weft_route_cfg {
     weft_dispatch dispatch;
     char *pool;                /* dispatch == pool only */
     config_setting_t *options; /* the route's `options` group, or NULL */
+    int timeout_ms;            /* answer 504 and cancel after this long; 0: no deadline */
     const char *file;
     int line;
 } weft_route_cfg;
@@ -96,6 +97,7 @@ typedef struct weft_config {
         int max_connections;
         int request_timeout_ms; /* HTTP/1: receiving a request, and keep-alive idle */
         int idle_timeout_ms;    /* HTTP/2 connection idle */
+        int timeout_ms;         /* default handler deadline of a route; 0: none */
     } limits;
     struct {
         int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */

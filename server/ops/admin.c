@@ -46,6 +46,7 @@ static json_t *status_json(const weft_generation *g)
         json_object_set_new(jr, "source", json_sprintf("%s:%d", r->cfg->file, r->cfg->line));
         if (r->quarantine != NULL)
             json_object_set_new(jr, "quarantined", json_true());
+        json_object_set_new(jr, "timeout_ms", json_integer(r->cfg->timeout_ms));
         json_array_append_new(routes, jr);
     }
     json_t *files = json_array();

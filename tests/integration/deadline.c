@@ -12,13 +12,6 @@
 
 #include "harness.h"
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
 #define ROUTES(policy)                                                                                               \
     "  { path = \"/" policy "/delay\"; plugin = \"delay\"; dispatch = \"" policy "\"; timeout_ms = 100;"            \
     " options = { ms = 1000; }; },\n"                                                                                \
@@ -52,16 +45,16 @@ ParameterizedTest(route_param *p, deadline, answers_504_and_frees_the_handler, .
     wt_server s = {0};
     wt_start(&s, conf);
     for (int round = 0; round < 2; round++) {
-        double t0 = now_ms();
+        double t0 = wt_now_ms();
         wt_resp r;
         cr_assert_eq(wt_http(&s, "GET", p->path, NULL, &r), 0);
-        double took = now_ms() - t0;
+        double took = wt_now_ms() - t0;
         printf("deadline: %s round %d: %ld in %.0f ms (timeout_ms 100, handler 1000 ms)\n", p->path, round, r.status,
                took);
         cr_expect_eq(r.status, 504, "%s: %s", p->path, r.body);
         cr_expect_lt(took, 900, "the 504 must not wait for the handler");
         wt_resp_free(&r);
-        double freed = wt_wait_metric(&s, "weft_inflight_requests", 0, 0, 800);
+        double freed = wt_await_metric(&s, "weft_inflight_requests", 0, 0, 800);
         cr_expect_lt(freed, 800);
     }
     cr_expect_eq(wt_metric(&s, "weft_coroutines_live"), 0);

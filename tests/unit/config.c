@@ -224,6 +224,27 @@ Test(config, methods_list_exactly, .init = tmp_setup, .fini = tmp_teardown)
     weft_config_free(cfg);
 }
 
+Test(config, route_timeout_defaults_from_limits_and_zero_turns_it_off, .init = tmp_setup, .fini = tmp_teardown)
+{
+    weft_config *cfg = weft_config_load(
+        write_conf("limits = { timeout_ms = 250; };\n"
+                   "routes = ( { path = \"/a\"; plugin = \"hello\"; dispatch = \"reactive\"; },\n"
+                   "           { path = \"/b\"; plugin = \"hello\"; dispatch = \"reactive\"; timeout_ms = 0; },\n"
+                   "           { path = \"/c\"; plugin = \"hello\"; dispatch = \"pool\"; timeout_ms = 40; } );\n"),
+        &wt_errs);
+    cr_assert_not_null(cfg, "%s", wt_errs_text(&wt_errs));
+    cr_assert_eq(cfg->limits.timeout_ms, 250);
+    cr_assert_eq(cfg->routes[0].timeout_ms, 250);
+    cr_assert_eq(cfg->routes[1].timeout_ms, 0);
+    cr_assert_eq(cfg->routes[2].timeout_ms, 40);
+    weft_config_free(cfg);
+    cfg = weft_config_load(write_conf("routes = ( { path = \"/a\"; plugin = \"hello\"; dispatch = \"reactive\"; } );\n"),
+                           &wt_errs);
+    cr_assert_not_null(cfg);
+    cr_assert_eq(cfg->routes[0].timeout_ms, 0, "no deadline unless configured");
+    weft_config_free(cfg);
+}
+
 Test(config, missing_file_names_file_and_errno, .init = tmp_setup, .fini = tmp_teardown)
 {
     char path[400];
@@ -292,6 +313,10 @@ static const bad_case bad_cases[] = {
     {"listen not a list",
      "listen = \"127.0.0.1:80\";\n",           /* 1 */
      {"weft.conf:1: ", "listen", "must be an array"}},
+    {"route timeout out of range",
+     "routes = ( { path = \"/x\"; plugin = \"hello\"; dispatch = \"reactive\";\n" /* 1 */
+     "  timeout_ms = -5; } );\n",                                                  /* 2 */
+     {"weft.conf:2: ", "routes[0].timeout_ms", "between 0 and 3600000", "got -5"}},
     {"out of range low",
      "\n\n"                                    /* 1-2 */
      "threads = 0;\n",                         /* 3 */
