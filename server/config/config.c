@@ -235,7 +235,8 @@ static void read_fragment_route(void *ctx, config_setting_t *route, int index)
 static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
     static const char *const limits_keys[] = {"max_body",        "max_uri",         "max_connections",
-                                              "request_timeout_ms", "idle_timeout_ms", "timeout_ms", NULL};
+                                              "request_timeout_ms", "idle_timeout_ms", "timeout_ms",
+                                              "max_resets", "reset_window_ms", "max_inflight_per_conn", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
     static const char *const log_keys[] = {"level", "access_log", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
@@ -248,6 +249,13 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     cfg->limits.max_connections = 10000;
     cfg->limits.request_timeout_ms = 10000;
     cfg->limits.idle_timeout_ms = 10000;
+    /* Well above what a browser cancelling navigations or a gRPC client
+     * cancelling calls does, far below a Rapid Reset's thousands per second;
+     * in-flight work above h2o's 100 concurrent streams only builds up from
+     * streams that were reset while their handler ran on. */
+    cfg->limits.max_resets = 100;
+    cfg->limits.reset_window_ms = 10000;
+    cfg->limits.max_inflight_per_conn = 256;
     if ((g = weft_cfg_member(v, root, "", "limits", CONFIG_TYPE_GROUP)) != NULL) {
         weft_cfg_check_keys(v, g, "limits", limits_keys);
         cfg->limits.max_body = (size_t)weft_cfg_int(v, g, "limits", "max_body", 0, 1LL << 40, 1024 * 1024);
@@ -256,6 +264,10 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         cfg->limits.request_timeout_ms = (int)weft_cfg_int(v, g, "limits", "request_timeout_ms", 100, 3600000, 10000);
         cfg->limits.idle_timeout_ms = (int)weft_cfg_int(v, g, "limits", "idle_timeout_ms", 100, 3600000, 10000);
         cfg->limits.timeout_ms = (int)weft_cfg_int(v, g, "limits", "timeout_ms", 0, 3600000, 0);
+        cfg->limits.max_resets = (int)weft_cfg_int(v, g, "limits", "max_resets", 1, 100000000, 100);
+        cfg->limits.reset_window_ms = (int)weft_cfg_int(v, g, "limits", "reset_window_ms", 100, 3600000, 10000);
+        cfg->limits.max_inflight_per_conn =
+            (int)weft_cfg_int(v, g, "limits", "max_inflight_per_conn", 1, 100000000, 256);
     }
 
     cfg->observability.metrics = cfg->observability.health = WEFT_ON_MAIN;

@@ -98,6 +98,9 @@ typedef struct weft_config {
         int request_timeout_ms; /* HTTP/1: receiving a request, and keep-alive idle */
         int idle_timeout_ms;    /* HTTP/2 connection idle */
         int timeout_ms;         /* default handler deadline of a route; 0: none */
+        int max_resets;         /* streams one connection may reset before their answer ... */
+        int reset_window_ms;    /* ... within this window (http/abuse.c) */
+        int max_inflight_per_conn; /* handler work in flight per connection */
     } limits;
     struct {
         int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */

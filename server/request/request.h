@@ -96,6 +96,7 @@ struct weft_req {
     void *flush_arg;
     weft_defer *defers;    /* run when the handler has finished */
     struct weft_work *job; /* pool: the queued work, until a worker takes it */
+    uint64_t conn_id;      /* the carrying connection (per-connection budgets, http/) */
 
     /* cancellation (request/cancel.h) */
     atomic_int cancelled;        /* WEFT_CANCEL_*; read by any thread */

@@ -172,6 +172,10 @@ Test(config, defaults, .init = tmp_setup, .fini = tmp_teardown)
     cr_assert_eq(cfg->n_pools, 1);
     cr_assert_str_eq(cfg->pools[0].name, "default");
     cr_assert_eq(cfg->n_routes, 0);
+    cr_assert_eq(cfg->limits.max_resets, 100);
+    cr_assert_eq(cfg->limits.reset_window_ms, 10000);
+    cr_assert_eq(cfg->limits.max_inflight_per_conn, 256);
+    cr_assert_eq(cfg->limits.timeout_ms, 0);
     cr_assert_eq(cfg->limits.max_body, 1024 * 1024);
     cr_assert_eq(cfg->log.level, WEFT_LOG_INFO);
     cr_assert_null(cfg->log.access_log);

@@ -1,0 +1,154 @@
+/*
+ * Abuse budgets: the HTTP/2 Rapid Reset shape (CVE-2023-44487), 20,000
+ * HEADERS+RST_STREAM pairs on one TLS connection (tests/support/rapid_reset.py,
+ * Debian's python3-h2), against a pool, a reactive and a coroutine route.
+ * weft must close the connection, spend little CPU (read from /proc and
+ * printed) and do almost none of the requested work (its own counters).
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* User + system CPU seconds of a process, from /proc/<pid>/stat. */
+static double cpu_seconds(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may contain spaces */
+    cr_assert_not_null(p);
+    unsigned long long utime = 0, stime = 0;
+    /* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+    cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime), 2);
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static int tls_port(const wt_server *s)
+{
+    char *log = wt_read_log(s);
+    const char *p = strstr(log, "listening on https://127.0.0.1:");
+    cr_assert_not_null(p, "%s", log);
+    int port = atoi(p + strlen("listening on https://127.0.0.1:"));
+    free(log);
+    return port;
+}
+
+/* Runs the client; returns whether weft closed the connection. */
+static int run_client(int port, const char *path, int n, const char *mode, int *sent, double *ms)
+{
+    char cmd[512], line[256] = "";
+    snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/support/rapid_reset.py %d %s %d %s", WEFT_SOURCE_DIR, port,
+             path, n, mode);
+    FILE *c = popen(cmd, "r");
+    cr_assert_not_null(c);
+    if (fgets(line, sizeof(line), c) == NULL)
+        line[0] = '\0';
+    cr_assert_eq(pclose(c), 0, "rapid_reset.py failed: %s", line);
+    int closed = 0;
+    cr_assert_eq(sscanf(line, "sent=%d closed=%d ms=%lf", sent, &closed, ms), 3, "%s", line);
+    return closed;
+}
+
+static void start_tls(wt_server *s, const char *limits)
+{
+    wt_write_conf(s, "# placeholder\n");
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && openssl req -x509 -newkey rsa:2048 -nodes -keyout server.key -out server.crt -days 2 "
+             "-subj /CN=localhost >/dev/null 2>&1",
+             s->dir);
+    cr_assert_eq(system(cmd), 0, "openssl");
+    char conf[2048];
+    snprintf(conf, sizeof(conf),
+             "threads = 2; admin = false; %s\n"
+             "listen = ( \"127.0.0.1:0\", { address = \"127.0.0.1:0\"; tls = { certificate = \"server.crt\"; "
+             "key = \"server.key\"; }; } );\n"
+             "pools = ({ name = \"default\"; size = 4; queue = 10000; });\n"
+             "routes = ({ path = \"/pool/cpu\"; plugin = \"cpu\"; dispatch = \"pool\"; options = { bits = 1000; }; },\n"
+             "          { path = \"/reactive/cpu\"; plugin = \"cpu\"; dispatch = \"reactive\"; options = { bits = 1000; }; },\n"
+             "          { path = \"/coroutine/delay\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 1000; }; });\n",
+             limits);
+    wt_start(s, conf);
+}
+
+typedef struct route_param {
+    char path[32];
+    char policy[16];
+} route_param;
+
+ParameterizedTestParameters(abuse, rapid_reset_closes_the_connection_and_costs_little)
+{
+    static route_param p[] = {{"/pool/cpu", "pool"}, {"/reactive/cpu", "reactive"}, {"/coroutine/delay", "coroutine"}};
+    return cr_make_param_array(route_param, p, sizeof(p) / sizeof(p[0]));
+}
+
+ParameterizedTest(route_param *p, abuse, rapid_reset_closes_the_connection_and_costs_little, .timeout = 180)
+{
+    wt_server s = {0};
+    start_tls(&s, "");
+    int port = tls_port(&s);
+    double cpu0 = cpu_seconds(s.pid);
+    int sent = 0;
+    double client_ms = 0;
+    int closed = run_client(port, p->path, 20000, "", &sent, &client_ms);
+    /* Everything the attack started has ended before CPU is read. */
+    wt_await_metric(&s, "weft_inflight_requests", 0, 0, 30000);
+    double cpu = cpu_seconds(s.pid) - cpu0;
+    char key[160];
+    snprintf(key, sizeof(key), "weft_requests_total{route=\"%s\",policy=\"%s\",code=\"2xx\"}", p->path, p->policy);
+    double answered = wt_metric(&s, key);
+    snprintf(key, sizeof(key), "weft_requests_cancelled_total{route=\"%s\",policy=\"%s\"}", p->path, p->policy);
+    double cancelled = wt_metric(&s, key);
+    double closes = wt_metric(&s, "weft_connections_closed_abuse_total");
+    double t0 = wt_now_ms();
+    wt_resp r;
+    cr_assert_eq(wt_http(&s, "GET", p->path, NULL, &r), 0);
+    double next_ms = wt_now_ms() - t0;
+    printf("abuse: %s: %d HEADERS+RST_STREAM pairs written in %.0f ms before weft %s the connection; server CPU "
+           "%.2f s; %g answered, %g cancelled; a normal request then answered %ld in %.0f ms\n",
+           p->path, sent, client_ms, closed ? "closed" : "did NOT close", cpu, answered, cancelled, r.status, next_ms);
+    cr_expect(closed, "weft must close a Rapid Reset connection");
+    cr_expect_eq(closes, 1, "counted once");
+    cr_expect_lt(cpu, 3.0, "server CPU spent on the attack");
+    /* Work counters: the reset budget (limits.max_resets, 100) bounds what
+     * was ever answered (a few answers are written before their reset is read). */
+    cr_expect_leq(answered, 300, "work done for reset streams");
+    cr_expect_eq(r.status, 200, "%s", r.body);
+    cr_expect_lt(next_ms, strcmp(p->policy, "coroutine") == 0 ? 2000 : 1000, "a normal request right after");
+    wt_resp_free(&r);
+    char *log = wt_read_log(&s);
+    cr_expect(strstr(log, "closing the connection from 127.0.0.1") != NULL, "one line naming the peer:\n%s", log);
+    free(log);
+    int status = wt_stop(&s);
+    cr_expect_eq(status, 0);
+    wt_finish(&s);
+}
+
+/* Handler work in flight on one connection is capped too (HTTP/2 streams
+ * left open here; the cap matters once reset streams' work runs on). */
+Test(abuse, inflight_cap_closes_the_connection, .timeout = 60)
+{
+    wt_server s = {0};
+    start_tls(&s, "limits = { max_inflight_per_conn = 5; };");
+    int sent = 0;
+    double ms = 0;
+    int closed = run_client(tls_port(&s), "/coroutine/delay", 10, "keep", &sent, &ms);
+    cr_expect(closed, "10 concurrent requests on a connection capped at 5");
+    cr_expect_eq(wt_metric(&s, "weft_connections_closed_abuse_total"), 1);
+    char *log = wt_read_log(&s);
+    cr_expect(strstr(log, "limits.max_inflight_per_conn") != NULL, "%s", log);
+    free(log);
+    wt_await_metric(&s, "weft_inflight_requests", 0, 0, 5000);
+    cr_expect_eq(wt_stop(&s), 0);
+    wt_finish(&s);
+}
