@@ -236,7 +236,8 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
     static const char *const limits_keys[] = {"max_body",        "max_uri",         "max_connections",
                                               "request_timeout_ms", "idle_timeout_ms", "timeout_ms",
-                                              "max_resets", "reset_window_ms", "max_inflight_per_conn", NULL};
+                                              "max_resets", "reset_window_ms", "max_inflight_per_conn",
+                                              "max_header_line", "max_headers", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
     static const char *const log_keys[] = {"level", "access_log", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
@@ -256,6 +257,9 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     cfg->limits.max_resets = 100;
     cfg->limits.reset_window_ms = 10000;
     cfg->limits.max_inflight_per_conn = 256;
+    /* nginx and Apache stop a header line at 8 KiB. */
+    cfg->limits.max_header_line = 8192;
+    cfg->limits.max_headers = 32768;
     if ((g = weft_cfg_member(v, root, "", "limits", CONFIG_TYPE_GROUP)) != NULL) {
         weft_cfg_check_keys(v, g, "limits", limits_keys);
         cfg->limits.max_body = (size_t)weft_cfg_int(v, g, "limits", "max_body", 0, 1LL << 40, 1024 * 1024);
@@ -268,6 +272,8 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         cfg->limits.reset_window_ms = (int)weft_cfg_int(v, g, "limits", "reset_window_ms", 100, 3600000, 10000);
         cfg->limits.max_inflight_per_conn =
             (int)weft_cfg_int(v, g, "limits", "max_inflight_per_conn", 1, 100000000, 256);
+        cfg->limits.max_header_line = (size_t)weft_cfg_int(v, g, "limits", "max_header_line", 256, 400000, 8192);
+        cfg->limits.max_headers = (size_t)weft_cfg_int(v, g, "limits", "max_headers", 1024, 400000, 32768);
     }
 
     cfg->observability.metrics = cfg->observability.health = WEFT_ON_MAIN;

@@ -101,6 +101,8 @@ typedef struct weft_config {
         int max_resets;         /* streams one connection may reset before their answer ... */
         int reset_window_ms;    /* ... within this window (http/abuse.c) */
         int max_inflight_per_conn; /* handler work in flight per connection */
+        size_t max_header_line; /* HTTP/1 request header line, bytes; longer: 431 */
+        size_t max_headers;     /* HTTP/1 request header lines in total, bytes; more: 431 */
     } limits;
     struct {
         int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */

@@ -13,6 +13,7 @@
 #include "db/db_tx.h"
 #include "dev/dev.h"
 #include "dispatch/dispatch.h"
+#include "http/framing.h"
 #include "http/http.h"
 #include "ops/admin.h"
 #include "ops/observe.h"
@@ -63,11 +64,13 @@ static void h2o_setup(const weft_config *cfg)
      * reach the admin endpoints through them. */
     proc.main_hosts[0] = h2o_config_register_host(&proc.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     h2o_pathconf_t *path = h2o_config_register_path(proc.main_hosts[0], "/", 0);
+    weft_respond_register(path, weft_framing_check);
     weft_observe_register(path, WEFT_ON_MAIN);
     weft_respond_register(path, weft_dev_intercept);
     weft_http_register(path);
     proc.admin_hosts[0] = h2o_config_register_host(&proc.h2o, h2o_iovec_init(H2O_STRLIT("weft-admin")), 65535);
     h2o_pathconf_t *admin = h2o_config_register_path(proc.admin_hosts[0], "/", 0);
+    weft_respond_register(admin, weft_framing_check);
     weft_observe_register(admin, WEFT_ON_ADMIN);
     weft_respond_register(admin, weft_dev_admin);
     weft_admin_register(admin);

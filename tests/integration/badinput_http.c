@@ -29,8 +29,8 @@ Test(badinput, oversized_request_line_headers_and_body)
          "at most 255 characters", NULL, NULL},
         /* Past it: h2o's own 400, connection closed. */
         {"512 KiB request line", "GET", "/hello/", NULL, NULL, G_PATH, 512 * 1024, 400, 0, NULL, NULL, NULL},
-        {"200 KiB in one header", "GET", "/hello", NULL, NULL, G_HEADER_ONE, 200 * 1024, 200, 0, "hello", NULL,
-         NULL},
+        /* Within h2o's head, past limits.max_header_line (8 KiB): weft's 431. */
+        {"200 KiB in one header", "GET", "/hello", NULL, NULL, G_HEADER_ONE, 200 * 1024, 431, 0, NULL, NULL, NULL},
         {"200 KiB in 200 headers (over 100 fields)", "GET", "/hello", NULL, NULL, G_HEADERS_MANY, 200, 400, 0, NULL,
          NULL, NULL},
         {"512 KiB header", "GET", "/hello", NULL, NULL, G_HEADER_ONE, 512 * 1024, 400, 0, NULL, NULL, NULL},
