@@ -488,6 +488,10 @@ void weft_config_free(weft_config *cfg)
     free(cfg->log.access_log);
     free(cfg->database.conninfo);
     free(cfg->admin.host);
+    for (size_t i = 0; i < cfg->admin.n_allowed_hosts; i++)
+        free(cfg->admin.allowed_hosts[i]);
+    free(cfg->admin.allowed_hosts);
+    free(cfg->admin.token);
     free(cfg->pid_file);
     free(cfg->state_dir);
     free(cfg->user);

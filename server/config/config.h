@@ -130,6 +130,9 @@ typedef struct weft_config {
         uint16_t port;
         uint16_t cfg_port;
         int allow_remote;
+        char **allowed_hosts; /* Host names besides loopback ones the admin listener answers to */
+        size_t n_allowed_hosts;
+        char *token;          /* from admin.token_file: the bearer /reload requires; NULL: none */
     } admin;
     int watch;      /* reload when the config file changes */
     char *pid_file; /* NULL: none */

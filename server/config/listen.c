@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/log.h"
 
 /* "0.0.0.0:8080", "[::]:8080", "127.0.0.1:0" (0: an ephemeral port, for tests). */
@@ -127,11 +128,46 @@ static int is_loopback(const char *host)
     return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
 }
 
+/* Which Host names the admin listener answers to (besides loopback ones),
+ * and the bearer token /reload requires, read once from admin.token_file. */
+static void load_admin_trust(vctx *v, weft_config *cfg, const config_setting_t *g)
+{
+    config_setting_t *hosts = weft_cfg_member(v, g, "admin", "allowed_hosts", CONFIG_TYPE_ARRAY);
+    int n = hosts != NULL ? config_setting_length(hosts) : 0;
+    if (n > 0)
+        cfg->admin.allowed_hosts = calloc((size_t)n, sizeof(char *));
+    for (int i = 0; i < n && cfg->admin.allowed_hosts != NULL; i++) {
+        config_setting_t *h = config_setting_get_elem(hosts, (unsigned)i);
+        if (config_setting_type(h) != CONFIG_TYPE_STRING || config_setting_get_string(h)[0] == '\0') {
+            weft_cfg_error(v, h, "admin.allowed_hosts", "each entry must be a non-empty host name string");
+            continue;
+        }
+        cfg->admin.allowed_hosts[cfg->admin.n_allowed_hosts++] = weft_cfg_strdup(config_setting_get_string(h));
+    }
+    const char *tf = weft_cfg_string(v, g, "admin", "token_file", NULL);
+    if (tf == NULL)
+        return;
+    char *path = weft_cfg_resolve_path(cfg->path, tf);
+    size_t len = 0;
+    char *token = path != NULL ? weft_file_read(path, &len) : NULL;
+    while (token != NULL && len > 0 && (token[len - 1] == '\n' || token[len - 1] == '\r' || token[len - 1] == ' '))
+        token[--len] = '\0';
+    if (token == NULL || len < 16) {
+        weft_cfg_error(v, config_setting_get_member(g, "token_file"), "admin.token_file",
+                       token == NULL ? "cannot read '%s': %s" : "'%s' holds fewer than 16 characters: too short for a token%s",
+                       path != NULL ? path : tf, token == NULL ? strerror(errno) : "");
+        free(token);
+        token = NULL;
+    }
+    free(path);
+    cfg->admin.token = token;
+}
+
 /* The admin listener shows internals and can trigger reloads: loopback only
  * unless the operator says otherwise in so many words. */
 void weft_cfg_load_admin(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
-    static const char *const keys[] = {"listen", "allow_remote", NULL};
+    static const char *const keys[] = {"listen", "allow_remote", "allowed_hosts", "token_file", NULL};
     cfg->admin.enabled = 1;
     cfg->admin.host = weft_cfg_strdup("127.0.0.1");
     cfg->admin.port = cfg->admin.cfg_port = 9901;
@@ -161,4 +197,5 @@ void weft_cfg_load_admin(vctx *v, weft_config *cfg, const config_setting_t *root
              "'%s' is not a loopback address; the admin listener exposes internals and reloads, so set "
              "admin.allow_remote = true if you really mean it",
              cfg->admin.host);
+    load_admin_trust(v, cfg, g);
 }

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "reload/generation.h"
 #include "request/respond.h"
@@ -109,6 +110,97 @@ static int on_admin_req(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
     weft_respond_text(req, 404, "not found: the admin listener serves /status, /reload (and /dev in dev mode)");
+    return 0;
+}
+
+/* ---- who may talk to the admin listener ---- */
+
+/* The host part of a Host header or an Origin's authority: "[::1]:9901" ->
+ * "::1", "localhost:9901" -> "localhost". */
+static size_t host_part(const char *s, size_t len, const char **out)
+{
+    if (len > 0 && s[0] == '[') {
+        const char *end = memchr(s, ']', len);
+        *out = s + 1;
+        return end != NULL ? (size_t)(end - s - 1) : len - 1;
+    }
+    const char *colon = memchr(s, ':', len);
+    *out = s;
+    return colon != NULL ? (size_t)(colon - s) : len;
+}
+
+static int trusted_host(const weft_config *cfg, const char *s, size_t len)
+{
+    const char *h;
+    size_t n = host_part(s, len, &h);
+    if ((n == 9 && strncasecmp(h, "localhost", 9) == 0) || (n == 3 && memcmp(h, "::1", 3) == 0) ||
+        (n >= 4 && memcmp(h, "127.", 4) == 0 && strspn(h, "0123456789.") >= n))
+        return 1;
+    for (size_t i = 0; i < cfg->admin.n_allowed_hosts; i++)
+        if (strlen(cfg->admin.allowed_hosts[i]) == n && strncasecmp(cfg->admin.allowed_hosts[i], h, n) == 0)
+            return 1;
+    return 0;
+}
+
+static const h2o_header_t *find_header(const h2o_req_t *req, const char *name)
+{
+    ssize_t i = h2o_find_header_by_str(&req->headers, name, strlen(name), -1);
+    return i >= 0 ? &req->headers.entries[i] : NULL;
+}
+
+/* Compares without stopping at the first difference, so the time taken says
+ * nothing about how much of a guess was right. */
+static int token_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+    unsigned char diff = alen != blen;
+    for (size_t i = 0; i < alen && i < blen; i++)
+        diff |= (unsigned char)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+/*
+ * A page in a local browser can reach a loopback port (DNS rebinding makes
+ * its Host a name the attacker controls; a plain cross-site form POST needs
+ * no rebinding at all), so: only loopback names or admin.allowed_hosts as
+ * Host; no state change from a cross-site Origin / Sec-Fetch-Site; and with
+ * admin.token_file, /reload only for the bearer of that token.
+ */
+int weft_admin_guard(h2o_req_t *req)
+{
+    const weft_config *cfg = weft_loop_current->gen->cfg;
+    if (!trusted_host(cfg, req->authority.base, req->authority.len)) {
+        weft_respond_text(req, 403, "forbidden: the admin listener answers only to a loopback Host or one in "
+                                    "admin.allowed_hosts");
+        return 1;
+    }
+    int safe = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) ||
+               h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
+    if (safe)
+        return 0;
+    const h2o_header_t *origin = find_header(req, "origin"), *site = find_header(req, "sec-fetch-site");
+    if (origin != NULL) {
+        const char *o = origin->value.base, *scheme = memmem(o, origin->value.len, "://", 3);
+        size_t off = scheme != NULL ? (size_t)(scheme - o) + 3 : origin->value.len;
+        if (!trusted_host(cfg, o + off, origin->value.len - off)) {
+            weft_respond_text(req, 403, "forbidden: a cross-site Origin may not change the server's state");
+            return 1;
+        }
+    }
+    if (site != NULL && !h2o_memis(site->value.base, site->value.len, H2O_STRLIT("same-origin")) &&
+        !h2o_memis(site->value.base, site->value.len, H2O_STRLIT("none"))) {
+        weft_respond_text(req, 403, "forbidden: a cross-site request (Sec-Fetch-Site) may not change the server's state");
+        return 1;
+    }
+    if (cfg->admin.token != NULL && h2o_memis(req->path_normalized.base, req->path_normalized.len, H2O_STRLIT("/reload"))) {
+        const h2o_header_t *auth = find_header(req, "authorization");
+        size_t tl = strlen(cfg->admin.token);
+        if (auth == NULL || auth->value.len < 7 || strncasecmp(auth->value.base, "Bearer ", 7) != 0 ||
+            !token_equal(auth->value.base + 7, auth->value.len - 7, cfg->admin.token, tl)) {
+            h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_WWW_AUTHENTICATE, NULL, H2O_STRLIT("Bearer"));
+            weft_respond_text(req, 401, "unauthorized: /reload needs the bearer token of admin.token_file");
+            return 1;
+        }
+    }
     return 0;
 }
 

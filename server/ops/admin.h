@@ -19,4 +19,12 @@ int weft_admin_take_reload_request(void);
 /** The callback POST /reload uses to wake the control thread. */
 void weft_admin_set_waker(void (*wake)(void));
 
+/**
+ * Registered first on the admin path: 1 when it refused the request (a Host
+ * that is neither loopback nor in admin.allowed_hosts: 403; a state change
+ * from a cross-site Origin or Sec-Fetch-Site: 403; /reload without the
+ * admin.token_file bearer: 401), 0 to let the request through.
+ */
+int weft_admin_guard(h2o_req_t *req);
+
 #endif

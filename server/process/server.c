@@ -71,6 +71,7 @@ static void h2o_setup(const weft_config *cfg)
     proc.admin_hosts[0] = h2o_config_register_host(&proc.h2o, h2o_iovec_init(H2O_STRLIT("weft-admin")), 65535);
     h2o_pathconf_t *admin = h2o_config_register_path(proc.admin_hosts[0], "/", 0);
     weft_respond_register(admin, weft_framing_check);
+    weft_respond_register(admin, weft_admin_guard);
     weft_observe_register(admin, WEFT_ON_ADMIN);
     weft_respond_register(admin, weft_dev_admin);
     weft_admin_register(admin);
