@@ -96,6 +96,8 @@ void weft_abuse_request_end(uint64_t conn_id)
 
 void weft_abuse_reset(weft_loop *L, h2o_req_t *req)
 {
+    if (L == NULL || L->gen == NULL)
+        return; /* a loop tearing down frees its streams: no budget to keep */
     const weft_config *cfg = L->gen->cfg;
     uint64_t now = weft_now_ns(), window = (uint64_t)cfg->limits.reset_window_ms * 1000000u;
     budget *b = find(req->conn->id, 1, now, window);
