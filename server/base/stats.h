@@ -35,6 +35,7 @@ typedef struct weft_loop_stats {
     atomic_int_fast64_t connections;
     atomic_uint_fast64_t conn_refused; /* accepts deferred at max_connections or EMFILE */
     atomic_uint_fast64_t conn_abuse_closed; /* connections shut down past an abuse budget */
+    atomic_uint_fast64_t conn_evicted;      /* idle connections closed at max_connections for new ones */
 } weft_loop_stats;
 
 /** Histogram upper bounds in seconds, shared by every weft histogram. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "base/log.h"
 #include "base/signals.h"
@@ -90,7 +91,19 @@ static void pause_accepting(weft_loop *L, uint64_t retry_ms)
 
 static void on_conn_close(void *data)
 {
-    weft_loop *L = data;
+    weft_conn *c = data;
+    weft_loop *L = c->loop;
+    if (c->older != NULL)
+        c->older->newer = c->newer;
+    else
+        L->conns_oldest = c->newer;
+    if (c->newer != NULL)
+        c->newer->older = c->older;
+    else
+        L->conns_newest = c->older;
+    c->sock = NULL;
+    if (c->busy == 0)
+        free(c);
     int_fast64_t n = atomic_load_explicit(&L->stats->connections, memory_order_relaxed) - 1;
     atomic_store_explicit(&L->stats->connections, n, memory_order_relaxed);
     if (L->accept_paused && (size_t)n < L->max_connections && !L->stopping) {
@@ -99,14 +112,61 @@ static void on_conn_close(void *data)
     }
 }
 
+weft_conn *weft_conn_of(h2o_socket_t *sock)
+{
+    return sock != NULL && sock->on_close.cb == on_conn_close ? sock->on_close.data : NULL;
+}
+
+void weft_conn_busy(weft_conn *c, int delta)
+{
+    c->busy = (unsigned)((int)c->busy + delta);
+    if (c->busy == 0 && c->sock == NULL)
+        free(c); /* its socket closed while a request on it ran */
+    else if (c->busy == 0)
+        c->idle_since_ns = weft_now_ns();
+}
+
+/* At max_connections, idle connections (no request being handled, none
+ * being answered) make room for new clients, oldest first: a pile of idle
+ * sockets cannot lock new clients out. Only connections idle for a moment:
+ * one accepted in this very batch has not had its request read yet.
+ * Shutting the socket down makes h2o's next read fail and h2o closes the
+ * connection itself. Returns how many were closed; *young is set when idle
+ * connections too young to close exist (worth a retry soon). */
+#define IDLE_BEFORE_EVICT_NS (200 * 1000000ull)
+
+static int evict_idle(weft_loop *L, int want, int *young)
+{
+    int n = 0;
+    uint64_t now = weft_now_ns();
+    *young = 0;
+    for (weft_conn *c = L->conns_oldest; c != NULL && n < want; c = c->newer) {
+        if (c->busy != 0 || c->evicting || h2o_socket_is_writing(c->sock))
+            continue; /* a request in flight, or its answer still being written */
+        if (now - c->idle_since_ns < IDLE_BEFORE_EVICT_NS) {
+            *young = 1;
+            continue;
+        }
+        c->evicting = 1;
+        shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
+        n++;
+    }
+    if (n > 0)
+        weft_stat_add(&L->stats->conn_evicted, (uint64_t)n);
+    return n;
+}
+
 static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t *actx)
 {
     /* A bounded batch, so one busy listener cannot starve the loop. */
     for (int i = 0; i < 64; i++) {
         if ((size_t)atomic_load_explicit(&L->stats->connections, memory_order_relaxed) >= L->max_connections) {
-            /* At the limit: leave new connections in the kernel backlog until
-             * one closes, instead of accepting and dropping them. */
-            pause_accepting(L, 0);
+            /* At the limit: make room by closing idle connections, and leave
+             * the new ones in the kernel backlog until they have closed
+             * (accepting and dropping them would be no better). */
+            int young;
+            int closed = evict_idle(L, 8, &young);
+            pause_accepting(L, closed == 0 && young ? 100 : 0);
             return;
         }
         errno = 0;
@@ -127,8 +187,19 @@ static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t 
         atomic_store_explicit(&L->stats->connections,
                               atomic_load_explicit(&L->stats->connections, memory_order_relaxed) + 1,
                               memory_order_relaxed);
+        weft_conn *c = calloc(1, sizeof(*c));
+        if (c == NULL) {
+            h2o_socket_close(sock);
+            continue;
+        }
+        *c = (weft_conn){.sock = sock, .loop = L, .older = L->conns_newest, .idle_since_ns = weft_now_ns()};
+        if (L->conns_newest != NULL)
+            L->conns_newest->newer = c;
+        else
+            L->conns_oldest = c;
+        L->conns_newest = c;
         sock->on_close.cb = on_conn_close;
-        sock->on_close.data = L;
+        sock->on_close.data = c;
         h2o_accept(actx, sock);
     }
 }

@@ -27,6 +27,8 @@ typedef struct weft_msg {
     void (*fn)(struct weft_msg *m);
 } weft_msg;
 
+struct weft_conn;
+
 typedef struct weft_loop {
     int index;
     pthread_t thread;
@@ -56,8 +58,29 @@ typedef struct weft_loop {
     size_t max_connections;            /* this loop's share of limits.max_connections */
     int accept_paused;
     weft_timer accept_retry;
+    struct weft_conn *conns_oldest, *conns_newest; /* open client connections, in accept order */
     const int *setup_fds; /* start-up arguments, consumed by the loop thread */
 } weft_loop;
+
+/**
+ * A client connection as the loop admits it. Higher layers mark it busy
+ * while a request on it is handled, so that at max_connections the oldest
+ * idle ones (never a busy one) can make room for new clients. The record
+ * outlives its socket while busy (a request whose client left).
+ */
+typedef struct weft_conn {
+    h2o_socket_t *sock; /* NULL once closed */
+    struct weft_loop *loop;
+    struct weft_conn *older, *newer;
+    unsigned busy;
+    int evicting;
+    uint64_t idle_since_ns; /* accepted, or its last request completed */
+} weft_conn;
+
+/** The record of an accepted client socket (NULL for any other socket). Loop thread. */
+weft_conn *weft_conn_of(h2o_socket_t *sock);
+/** A request on `c` starts (+1) or completes (-1). Loop thread. */
+void weft_conn_busy(weft_conn *c, int delta);
 
 /** What the loops serve; filled by the process before weft_loops_start(). */
 typedef struct weft_loops_conf {

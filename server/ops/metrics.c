@@ -133,6 +133,9 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
            "Times accepting paused at limits.max_connections or for lack of file descriptors.");
     fprintf(f, "weft_connections_deferred_total %llu\n",
             (unsigned long long)SUM(conn_refused));
+    weft_stats_write_header(f, "weft_connections_evicted_total", "counter",
+                            "Idle connections closed at limits.max_connections to admit new clients.");
+    fprintf(f, "weft_connections_evicted_total %llu\n", (unsigned long long)SUM(conn_evicted));
     weft_stats_write_header(f, "weft_connections_closed_abuse_total", "counter",
                             "Connections shut down past limits.max_resets or limits.max_inflight_per_conn.");
     fprintf(f, "weft_connections_closed_abuse_total %llu\n", (unsigned long long)SUM(conn_abuse_closed));

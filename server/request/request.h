@@ -97,6 +97,7 @@ struct weft_req {
     weft_defer *defers;    /* run when the handler has finished */
     struct weft_work *job; /* pool: the queued work, until a worker takes it */
     uint64_t conn_id;      /* the carrying connection (per-connection budgets, http/) */
+    struct weft_conn *conn; /* its admission record, busy while this runs (core/loop.h); may be NULL */
 
     /* cancellation (request/cancel.h) */
     atomic_int cancelled;        /* WEFT_CANCEL_*; read by any thread */

@@ -279,10 +279,14 @@ Test(limits, max_connections_defers_accepting_until_one_closes, .timeout = 60)
 {
     wt_server s = {0};
     wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false; limits = { max_connections = 2; };\n"
-                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
-    /* The backlog is FIFO: a and b are accepted before c, whenever that is. */
-    int a = connect_raw(s.port), b = connect_raw(s.port);
-    /* a third client queues in the kernel backlog: no answer while two are open */
+                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; },\n"
+                 "          { path = \"/slow\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 20000; }; });\n");
+    /* The backlog is FIFO: a and b are accepted before c, whenever that is.
+     * Each carries a request in flight: idle connections would be closed to
+     * make room (admission.c), busy ones never are (and a connection idle
+     * for less than 200 ms is not closed either, so c cannot overtake them). */
+    int a = wt_send_get(&s, "/slow"), b = wt_send_get(&s, "/slow");
+    /* a third client queues in the kernel backlog: no answer while two are busy */
     int c = connect_raw(s.port);
     cr_assert_eq(write(c, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n", 32), 32);
     struct timeval tv = {0, 500000};
