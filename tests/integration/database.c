@@ -241,6 +241,7 @@ Test(database, killed_mid_transfers_leaves_no_half_transfer)
     cr_assert_eq(sql_value("SELECT sum(balance) FROM account"), 100000, "a transfer was half applied");
     cr_assert_eq(sql_value("SELECT count(*) FROM account WHERE balance < 0"), 0);
     wt_finish(&srv);
+}
 
 /* Clients that leave while their statement runs: a pool worker's statement
  * is cancelled on the server (PQcancel), a pipelined one's result is
