@@ -226,13 +226,13 @@ static void run_pool(weft_req *r)
 
 void weft_dispatch_cancel(weft_req *r, int reason)
 {
-    uint64_t t0;
+    slice s;
     /* In a slice: a wait's cancel() may resume handler code that finishes
      * the request, which must then complete only once this returns. */
-    slice_begin(r, &t0);
+    slice_begin(r, &s);
     if (weft_req_cancel(r, reason) && r->job != NULL && weft_workpool_cancel(r->route->pool, r->job) == 0)
         finish(r, WEFT_CANCELLED); /* never ran: no worker will post it back */
-    slice_end(r, t0);
+    slice_end(r, &s);
 }
 
 void weft_dispatch_start(weft_req *r)

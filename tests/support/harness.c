@@ -568,6 +568,7 @@ void wt_load_stop(wt_load *l, long *ok, long *failed, char *last_failure, size_t
     snprintf(last_failure, size, "%s", l->last_failure);
     pthread_mutex_destroy(&l->mu);
     free(l);
+}
 
 double wt_metric(const wt_server *s, const char *key)
 {
