@@ -19,6 +19,7 @@
 #include "dev/supervise.h"
 #include "plugin/quarantine.h"
 #include "base/file.h"
+#include "dev/tests.h"
 #include "reload/watcher.h"
 
 /* A save arrives as a burst of events (write, rename, a second file): let it
@@ -26,8 +27,9 @@
 #define SETTLE_NS (100 * 1000000ull)
 
 /* What a watched directory saw, as weft_watcher_take_tagged reports it. */
-enum { SOURCE = 1, ROUTES = 2, NEW_DIR = 4, USER_CONF = 8 };
+enum { SOURCE = 1, ROUTES = 2, NEW_DIR = 4, USER_CONF = 8, TEST_SOURCE = 16 };
 #define ROOT_TAG (-1)
+#define TESTS_TAG 1000 /* + project index: its tests/ directory */
 
 static atomic_int active;
 static weft_dev_dirs dirs;
@@ -52,6 +54,11 @@ static unsigned classify_project(const char *name, int is_dir)
     return strcmp(name, "route.conf") == 0 ? ROUTES : 0;
 }
 
+static unsigned classify_tests(const char *name, int is_dir)
+{
+    return classify_project(name, is_dir) == SOURCE ? TEST_SOURCE : 0;
+}
+
 static unsigned classify_root(const char *name, int is_dir)
 {
     if (is_dir)
@@ -73,8 +80,13 @@ static void watch_from(int first)
     weft_dev_lock();
     int n = weft_dev_n_projects();
     weft_dev_unlock();
-    for (int i = first; watcher != NULL && i < n; i++)
-        weft_watcher_add(watcher, weft_dev_project_at(i)->dir, i, 0, classify_project);
+    for (int i = first; watcher != NULL && i < n; i++) {
+        const weft_dev_project *p = weft_dev_project_at(i);
+        weft_watcher_add(watcher, p->dir, i, 0, classify_project);
+        char tests[PATH_MAX + 8];
+        if (weft_dev_has_tests(p) && weft_dev_format(tests, sizeof(tests), "tests path", "%s/tests", p->dir) == 0)
+            weft_watcher_add(watcher, tests, TESTS_TAG + i, 0, classify_tests);
+    }
 }
 
 typedef struct changes {
@@ -89,6 +101,8 @@ static void note(void *ud, int tag, unsigned bits)
         c->root |= bits;
     else if (tag >= 0 && tag < WEFT_DEV_MAX_PROJECTS)
         c->project[tag] |= bits;
+    else if (tag >= TESTS_TAG && tag < TESTS_TAG + WEFT_DEV_MAX_PROJECTS)
+        c->project[tag - TESTS_TAG] |= bits;
 }
 
 /* Collects events until none arrived for SETTLE_NS. */
@@ -106,6 +120,25 @@ static void settle(changes *c)
     }
 }
 
+/* Queues project i's tests, if it has any: the test thread runs them. */
+static void test(int i)
+{
+    weft_dev_project *p = weft_dev_project_at(i);
+    if (!weft_dev_has_tests(p))
+        return;
+    weft_dev_lock();
+    if (p->test_state != WEFT_DEV_TESTS_RUNNING)
+        p->test_state = WEFT_DEV_TESTS_QUEUED;
+    weft_dev_unlock();
+    weft_dev_tests_request(i);
+}
+
+static void build_and_test(int i)
+{
+    if (weft_dev_build(weft_dev_project_at(i), &dirs) == 0)
+        test(i);
+}
+
 static void apply(changes *c)
 {
     if (c->root & NEW_DIR) {
@@ -120,8 +153,10 @@ static void apply(changes *c)
     for (int i = 0; i < WEFT_DEV_MAX_PROJECTS; i++) {
         if (c->project[i] & ROUTES)
             weft_dev_load_routes(weft_dev_project_at(i));
-        if (c->project[i])
-            weft_dev_build(weft_dev_project_at(i), &dirs);
+        if (c->project[i] & ~TEST_SOURCE)
+            build_and_test(i);
+        else if (c->project[i])
+            test(i);
     }
     weft_dev_write_config(&dirs);
 }
@@ -180,8 +215,9 @@ static int prepare(const char *dir)
         weft_log_warn("dev: no plugin project in %s (a directory NAME with NAME.c); create one with `weft new-plugin "
                       "NAME %s`",
                       dirs.root, dir);
+    weft_dev_tests_start(&dirs);
     for (int i = 0; i < n; i++)
-        weft_dev_build(weft_dev_project_at(i), &dirs);
+        build_and_test(i);
     if (weft_dev_write_config(&dirs) != 0) {
         fprintf(stderr, "weft dev: cannot write %s\n", dirs.conf);
         return -1;
@@ -203,6 +239,7 @@ static void finish(void)
         pthread_join(builder, NULL);
         builder_started = 0;
     }
+    weft_dev_tests_stop();
     weft_watcher_free(watcher);
     watcher = NULL;
     weft_dev_projects_free();

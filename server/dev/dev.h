@@ -10,8 +10,8 @@
  * stays loaded. A Dev UI lives on the admin listener at /dev.
  *
  * The parts: project.c (projects and builds), devconf.c (the generated
- * config), dev.c (the command and its builder thread), database.c (the
- * private PostgreSQL), pages.c (HTTP).
+ * config), dev.c (the command and its builder thread), tests.c (continuous
+ * testing), database.c (the private PostgreSQL), pages.c (HTTP).
  */
 #ifndef WEFT_DEV_H
 #define WEFT_DEV_H

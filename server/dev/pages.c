@@ -117,6 +117,15 @@ static const char page_script[] =
     "    if (td.classList.contains('rate')) td.textContent = (dn / dt).toFixed(1);\n"
     "    else td.textContent = dn > 0 ? ((cur.sum - old.sum) / dn * 1000).toFixed(2) + ' ms' : '-';\n"
     "  }\n"
+    "  for (const tr of document.querySelectorAll('#tests tr[data-project]')) {\n"
+    "    const t = s.tests[tr.dataset.project];\n"
+    "    if (!t) continue;\n"
+    "    tr.querySelector('.runs').textContent = t.runs;\n"
+    "    const st = tr.querySelector('.state');\n"
+    "    st.textContent = t.state; st.className = 'state ' + (t.state == 'failed' ? 'fail' : 'ok');\n"
+    "    tr.querySelector('.summary .text').textContent = t.summary;\n"
+    "    tr.querySelector('.failures').textContent = t.failures;\n"
+    "  }\n"
     "  prev = s;\n"
     "}\n"
     "async function doReload() {\n"
@@ -173,6 +182,48 @@ static void builds_table(FILE *f)
     fputs("</table>", f);
 }
 
+static const char *const test_states[] = {"no tests", "queued", "running", "passed", "failed"};
+
+/* Refreshed from /dev/stats by the page's script; the rows are the projects. */
+static void tests_table(FILE *f)
+{
+    fputs("<h2>Tests</h2><table id=\"tests\"><tr><th>plugin</th><th>runs</th><th>outcome</th><th>summary</th></tr>",
+          f);
+    weft_dev_lock();
+    for (int i = 0; i < weft_dev_n_projects(); i++) {
+        const weft_dev_project *p = weft_dev_project_at(i);
+        fputs("<tr data-project=\"", f);
+        html_escape(f, p->name);
+        fputs("\"><td>", f);
+        html_escape(f, p->name);
+        fprintf(f, "</td><td class=\"runs\">%u</td><td class=\"state %s\">%s</td><td class=\"summary\"><span class=\"text\">", p->test_runs,
+                p->test_state == WEFT_DEV_TESTS_FAILED ? "fail" : "ok", test_states[p->test_state]);
+        html_escape(f, p->test_summary);
+        fputs("</span><pre class=\"failures\">", f);
+        html_escape(f, p->test_state == WEFT_DEV_TESTS_FAILED && p->test_output != NULL ? p->test_output : "");
+        fputs("</pre></td></tr>", f);
+    }
+    weft_dev_unlock();
+    fputs("</table>", f);
+}
+
+/* The test results for /dev/stats, by project name. */
+static json_t *tests_json(void)
+{
+    json_t *tests = json_object();
+    weft_dev_lock();
+    for (int i = 0; tests != NULL && i < weft_dev_n_projects(); i++) {
+        const weft_dev_project *p = weft_dev_project_at(i);
+        json_object_set_new(tests, p->name,
+                            json_pack("{s:s, s:s, s:s, s:I}", "state", test_states[p->test_state], "summary",
+                                      p->test_summary, "failures",
+                                      p->test_state == WEFT_DEV_TESTS_FAILED && p->test_output ? p->test_output : "",
+                                      "runs", (json_int_t)p->test_runs));
+    }
+    weft_dev_unlock();
+    return tests;
+}
+
 static void dev_page(h2o_req_t *req)
 {
     const weft_generation *g = weft_loop_current->gen;
@@ -195,6 +246,7 @@ static void dev_page(h2o_req_t *req)
               f);
         routes_table(f, g);
         builds_table(f);
+        tests_table(f);
         fputs("<h2>Last reload</h2><pre id=\"last-reload\">loading&hellip;</pre>", f);
         fputs(page_script, f);
         fputs("</body></html>\n", f);
@@ -219,12 +271,12 @@ static void dev_stats(h2o_req_t *req)
         snprintf(key, sizeof(key), "%d", slot);
         json_object_set_new(routes, key, json_pack("{s:I, s:f}", "count", (json_int_t)count, "sum", sum));
     }
-    json_t *doc = json_pack("{s:I, s:f, s:s+, s:o}", "generation", (json_int_t)g->id, "at",
+    json_t *doc = json_pack("{s:I, s:f, s:s+, s:o, s:o}", "generation", (json_int_t)g->id, "at",
                             (double)weft_now_ns() / 1e9, "last_reload",
                             rs.at == 0     ? "no reload yet"
                             : rs.last_ok   ? "ok: "
                                            : "refused: ",
-                            rs.at == 0 ? "" : rs.message, "routes", routes);
+                            rs.at == 0 ? "" : rs.message, "routes", routes, "tests", tests_json());
     char *text = doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     send_text(req, 200, "application/json", text, text != NULL ? strlen(text) : 0);

@@ -214,6 +214,7 @@ void weft_dev_projects_free(void)
             free(projects[i].paths[k]);
         free(projects[i].paths);
         free(projects[i].output);
+        free(projects[i].test_output);
     }
     n_projects = 0;
     pthread_mutex_unlock(&mu);

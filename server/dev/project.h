@@ -34,7 +34,14 @@ typedef struct weft_dev_project {
     char *output;           /* compiler output of the last build */
     time_t built_at;
     unsigned builds;
+    int test_state;         /* WEFT_DEV_TESTS_* */
+    char test_summary[96];  /* "2 passed, 0 failed of 2" */
+    char *test_output;      /* the failures of the last run (Criterion's lines) */
+    time_t tests_at;
+    unsigned test_runs;
 } weft_dev_project;
+
+enum { WEFT_DEV_TESTS_NONE, WEFT_DEV_TESTS_QUEUED, WEFT_DEV_TESTS_RUNNING, WEFT_DEV_TESTS_PASSED, WEFT_DEV_TESTS_FAILED };
 
 /**
  * snprintf that fails clearly: returns 0, or -1 after logging "dev: <what>
