@@ -15,6 +15,7 @@
 #include "base/timer.h"
 #include "dev/database.h"
 #include "dev/devconf.h"
+#include "dev/logtap.h"
 #include "dev/project.h"
 #include "dev/supervise.h"
 #include "plugin/quarantine.h"
@@ -264,8 +265,11 @@ static void mark_quarantined(const weft_generation *gen)
 static int dev_child(void *arg)
 {
     (void)arg;
+    if (weft_dev_logtap_start() != 0)
+        weft_log_warn("dev: cannot tap the log (%s); the Dev UI shows no log tail", strerror(errno));
     int rc = prepare(dev_dir) == 0 ? serve_fn(dirs.conf, mark_quarantined) : 1;
     finish();
+    weft_dev_logtap_stop();
     return rc;
 }
 

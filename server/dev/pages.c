@@ -1,5 +1,7 @@
 /* Dev mode over HTTP: the build-error page on the main listener, the Dev UI on the admin listener. */
 #include <jansson.h>
+#include <libconfig.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +10,9 @@
 #include "base/timer.h"
 #include "config/router.h"
 #include "core/loop.h"
+#include "dev/assets.h"
 #include "dev/dev.h"
+#include "dev/logtap.h"
 #include "dev/project.h"
 #include "reload/generation.h"
 #include "reload/reload.h"
@@ -103,55 +107,69 @@ int weft_dev_intercept(h2o_req_t *req)
     return 1;
 }
 
-static const char page_script[] =
-    "<script>\n"
-    "let prev = null;\n"
-    "async function poll() {\n"
-    "  const s = await (await fetch('/dev/stats')).json();\n"
-    "  document.getElementById('generation').textContent = s.generation;\n"
-    "  document.getElementById('last-reload').textContent = s.last_reload;\n"
-    "  for (const td of document.querySelectorAll('td.rate, td.lat')) {\n"
-    "    const cur = s.routes[td.dataset.slot], old = prev && prev.routes[td.dataset.slot];\n"
-    "    if (!cur || !old) continue;\n"
-    "    const dn = cur.count - old.count, dt = (s.at - prev.at) || 1;\n"
-    "    if (td.classList.contains('rate')) td.textContent = (dn / dt).toFixed(1);\n"
-    "    else td.textContent = dn > 0 ? ((cur.sum - old.sum) / dn * 1000).toFixed(2) + ' ms' : '-';\n"
-    "  }\n"
-    "  for (const tr of document.querySelectorAll('#tests tr[data-project]')) {\n"
-    "    const t = s.tests[tr.dataset.project];\n"
-    "    if (!t) continue;\n"
-    "    tr.querySelector('.runs').textContent = t.runs;\n"
-    "    const st = tr.querySelector('.state');\n"
-    "    st.textContent = t.state; st.className = 'state ' + (t.state == 'failed' ? 'fail' : 'ok');\n"
-    "    tr.querySelector('.summary .text').textContent = t.summary;\n"
-    "    tr.querySelector('.failures').textContent = t.failures;\n"
-    "  }\n"
-    "  prev = s;\n"
-    "}\n"
-    "async function doReload() {\n"
-    "  const r = await fetch('/reload', {method: 'POST'});\n"
-    "  document.getElementById('reload-status').textContent = r.status == 202 ? 'reload requested' : 'reload failed: ' "
-    "+ r.status;\n"
-    "  setTimeout(poll, 500);\n"
-    "}\n"
-    "poll(); setInterval(poll, 2000);\n"
-    "</script>";
-
 static void routes_table(FILE *f, const weft_generation *g)
 {
     fputs("<h2>Routes</h2><table id=\"routes\"><tr><th>path</th><th>plugin</th><th>version</th><th>policy</th>"
-          "<th>req/s</th><th>avg latency</th></tr>",
+          "<th>req/s</th><th>avg latency</th><th>requests</th><th>req/s, last minute</th><th>latency</th></tr>",
           f);
     for (size_t i = 0; i < g->n_routes; i++) {
         const weft_route *r = &g->routes[i];
-        fputs("<tr><td>", f);
+        fprintf(f, "<tr data-slot=\"%d\"><td>", r->stat_slot);
         html_escape(f, r->cfg->path);
         fputs("</td><td>", f);
         html_escape(f, r->module->name);
         fprintf(f, "</td><td>%s #%u</td><td>%s</td><td class=\"rate\" data-slot=\"%d\">-</td><td class=\"lat\" "
-                   "data-slot=\"%d\">-</td></tr>",
+                   "data-slot=\"%d\">-</td><td class=\"total\">-</td><td><canvas class=\"chart rate-chart\" "
+                   "width=\"160\" height=\"28\"></canvas></td><td><canvas class=\"chart lat-chart\" "
+                   "data-color=\"#ef6c00\" width=\"160\" height=\"28\"></canvas></td></tr>",
                 r->module->desc.version ? r->module->desc.version : "?", r->module->seq,
                 weft_dispatch_name(r->cfg->dispatch), r->stat_slot, r->stat_slot);
+    }
+    fputs("</table>", f);
+}
+
+/* One option's value as the config spells it (groups and lists in brief). */
+static void option_value(FILE *f, const config_setting_t *o)
+{
+    switch (config_setting_type(o)) {
+    case CONFIG_TYPE_STRING:
+        fputc('"', f);
+        html_escape(f, config_setting_get_string(o));
+        fputc('"', f);
+        break;
+    case CONFIG_TYPE_INT: fprintf(f, "%d", config_setting_get_int(o)); break;
+    case CONFIG_TYPE_INT64: fprintf(f, "%lld", config_setting_get_int64(o)); break;
+    case CONFIG_TYPE_FLOAT: fprintf(f, "%g", config_setting_get_float(o)); break;
+    case CONFIG_TYPE_BOOL: fputs(config_setting_get_bool(o) ? "true" : "false", f); break;
+    default: fprintf(f, "(%d entries)", config_setting_length(o));
+    }
+}
+
+/* The configuration the server runs, route by route, and where each route came from. */
+static void config_table(FILE *f, const weft_generation *g)
+{
+    fputs("<h2>Configuration</h2><table id=\"config\"><tr><th>path</th><th>plugin</th><th>policy</th>"
+          "<th>options</th><th>from</th></tr>",
+          f);
+    for (size_t i = 0; i < g->n_routes; i++) {
+        const weft_route_cfg *rc = g->routes[i].cfg;
+        fputs("<tr><td>", f);
+        html_escape(f, rc->path);
+        fputs("</td><td>", f);
+        html_escape(f, rc->plugin);
+        fprintf(f, "</td><td>%s</td><td class=\"options\">", weft_dispatch_name(rc->dispatch));
+        int n = rc->options != NULL ? config_setting_length(rc->options) : 0;
+        for (int k = 0; k < n; k++) {
+            const config_setting_t *o = config_setting_get_elem(rc->options, (unsigned)k);
+            fprintf(f, "%s%s = ", k ? "; " : "", config_setting_name(o) ? config_setting_name(o) : "?");
+            option_value(f, o);
+        }
+        fputs("</td><td>", f);
+        html_escape(f, g->cfg->path);
+        /* dev mode's config inlines each project's route.conf */
+        fprintf(f, ":%d (", rc->line);
+        html_escape(f, rc->plugin);
+        fputs("/route.conf)</td></tr>", f);
     }
     fputs("</table>", f);
 }
@@ -232,24 +250,23 @@ static void dev_page(h2o_req_t *req)
     FILE *f = open_memstream(&html, &len);
     if (f != NULL) {
         fprintf(f,
-                "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>weft dev</title><style>"
-                "body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em "
-                "0 1.5em}td,th{border:1px solid #ccc;padding:.3em .7em;text-align:left}th{background:#f3f3f3}"
-                ".ok{color:#087f23}.fail{color:#b00020}pre{background:#f6f6f6;padding:.5em;max-height:12em;overflow:"
-                "auto}button{font-size:14px;padding:.3em 1em}</style></head><body>"
-                "<h1>weft dev</h1><p>weft %s &middot; generation <span id=\"generation\">%lu</span> &middot; config "
-                "<code>",
-                WEFT_VERSION, g->id);
+                "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>weft dev</title><style>%s</style>"
+                "</head><body><h1>weft dev</h1><p>weft %s &middot; generation <span id=\"generation\">%lu</span> "
+                "&middot; config <code>",
+                weft_dev_style, WEFT_VERSION, g->id);
         html_escape(f, g->cfg->path);
         fputs("</code></p><p><button id=\"reload\" onclick=\"doReload()\">Reload config</button> "
               "<span id=\"reload-status\"></span></p>",
               f);
         routes_table(f, g);
-        builds_table(f);
         tests_table(f);
-        fputs("<h2>Last reload</h2><pre id=\"last-reload\">loading&hellip;</pre>", f);
-        fputs(page_script, f);
-        fputs("</body></html>\n", f);
+        builds_table(f);
+        config_table(f, g);
+        fputs("<h2>Last reload</h2><pre id=\"last-reload\">loading&hellip;</pre><h2>Log</h2><pre id=\"log\">"
+              "</pre><script>\n",
+              f);
+        fputs(weft_dev_script, f);
+        fputs("</script></body></html>\n", f);
         fclose(f);
     }
     send_text(req, 200, "text/html; charset=utf-8", html, len);
@@ -282,6 +299,22 @@ static void dev_stats(h2o_req_t *req)
     send_text(req, 200, "application/json", text, text != NULL ? strlen(text) : 0);
 }
 
+/* /dev/log?after=N: the log lines kept since line N. */
+static void dev_log(h2o_req_t *req)
+{
+    unsigned long after = 0;
+    if (req->query_at != SIZE_MAX) {
+        const char *q = req->path.base + req->query_at, *end = req->path.base + req->path.len;
+        const char *a = memmem(q, (size_t)(end - q), "after=", 6);
+        if (a != NULL)
+            after = strtoul(a + 6, NULL, 10);
+    }
+    json_t *doc = weft_dev_logtap_json(after);
+    char *text = doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    send_text(req, 200, "application/json", text, text != NULL ? strlen(text) : 0);
+}
+
 int weft_dev_admin(h2o_req_t *req)
 {
     if (!weft_dev_active())
@@ -293,6 +326,10 @@ int weft_dev_admin(h2o_req_t *req)
     }
     if (h2o_memis(p.base, p.len, H2O_STRLIT("/dev/stats"))) {
         dev_stats(req);
+        return 1;
+    }
+    if (h2o_memis(p.base, p.len, H2O_STRLIT("/dev/log"))) {
+        dev_log(req);
         return 1;
     }
     return 0;
