@@ -15,6 +15,7 @@
 #include "base/timer.h"
 #include "dev/database.h"
 #include "dev/devconf.h"
+#include "dev/keys.h"
 #include "dev/logtap.h"
 #include "dev/project.h"
 #include "dev/supervise.h"
@@ -121,23 +122,10 @@ static void settle(changes *c)
     }
 }
 
-/* Queues project i's tests, if it has any: the test thread runs them. */
-static void test(int i)
-{
-    weft_dev_project *p = weft_dev_project_at(i);
-    if (!weft_dev_has_tests(p))
-        return;
-    weft_dev_lock();
-    if (p->test_state != WEFT_DEV_TESTS_RUNNING)
-        p->test_state = WEFT_DEV_TESTS_QUEUED;
-    weft_dev_unlock();
-    weft_dev_tests_request(i);
-}
-
 static void build_and_test(int i)
 {
     if (weft_dev_build(weft_dev_project_at(i), &dirs) == 0)
-        test(i);
+        weft_dev_tests_request(i);
 }
 
 static void apply(changes *c)
@@ -157,7 +145,7 @@ static void apply(changes *c)
         if (c->project[i] & ~TEST_SOURCE)
             build_and_test(i);
         else if (c->project[i])
-            test(i);
+            weft_dev_tests_request(i);
     }
     weft_dev_write_config(&dirs);
 }
@@ -224,6 +212,7 @@ static int prepare(const char *dir)
         return -1;
     }
     atomic_store(&active, 1);
+    weft_dev_keys_start();
     if (watcher != NULL)
         builder_started = pthread_create(&builder, NULL, builder_main, NULL) == 0;
     return 0;
@@ -240,6 +229,7 @@ static void finish(void)
         pthread_join(builder, NULL);
         builder_started = 0;
     }
+    weft_dev_keys_stop();
     weft_dev_tests_stop();
     weft_watcher_free(watcher);
     watcher = NULL;

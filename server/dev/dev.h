@@ -10,8 +10,9 @@
  * stays loaded. A Dev UI lives on the admin listener at /dev.
  *
  * The parts: project.c (projects and builds), devconf.c (the generated
- * config), dev.c (the command and its builder thread), tests.c (continuous
- * testing), database.c (the private PostgreSQL), pages.c (HTTP).
+ * config), dev.c (the command and its builder thread), tests.c and keys.c
+ * (continuous testing and its keys), database.c (the private PostgreSQL),
+ * logtap.c (the log tail), pages.c and assets.c (HTTP).
  */
 #ifndef WEFT_DEV_H
 #define WEFT_DEV_H

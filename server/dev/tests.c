@@ -25,6 +25,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int wanted[WEFT_DEV_MAX_PROJECTS];
 static int stopping, started;
+static int paused, full_output; /* the terminal's p and o keys */
 static pthread_t thread;
 static const weft_dev_dirs *dirs;
 
@@ -39,10 +40,46 @@ int weft_dev_has_tests(const weft_dev_project *p)
 
 void weft_dev_tests_request(int i)
 {
+    weft_dev_project *p = weft_dev_project_at(i);
+    if (!weft_dev_has_tests(p))
+        return;
+    weft_dev_lock();
+    if (p->test_state != WEFT_DEV_TESTS_RUNNING)
+        p->test_state = WEFT_DEV_TESTS_QUEUED;
+    weft_dev_unlock();
     pthread_mutex_lock(&mu);
     wanted[i] = 1;
+    int held = paused;
     pthread_cond_signal(&cv);
     pthread_mutex_unlock(&mu);
+    if (held)
+        weft_log_info("dev: tests of %s wait: testing is paused (p resumes)", p->name);
+}
+
+void weft_dev_tests_request_all(void)
+{
+    weft_dev_lock();
+    int n = weft_dev_n_projects();
+    weft_dev_unlock();
+    for (int i = 0; i < n; i++)
+        weft_dev_tests_request(i);
+}
+
+int weft_dev_tests_toggle_pause(void)
+{
+    pthread_mutex_lock(&mu);
+    int now = paused = !paused;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+    return now;
+}
+
+int weft_dev_tests_toggle_output(void)
+{
+    pthread_mutex_lock(&mu);
+    int now = full_output = !full_output;
+    pthread_mutex_unlock(&mu);
+    return now;
 }
 
 static int should_stop(void)
@@ -157,7 +194,13 @@ static void run(int i)
     p->tests_at = time(NULL);
     p->test_runs++;
     weft_dev_unlock();
-    if (ok)
+    pthread_mutex_lock(&mu);
+    int full = full_output;
+    pthread_mutex_unlock(&mu);
+    if (full)
+        weft_log_info("dev: tests of %s: %s (%.1f s); their output:\n%s", p->name, summary, secs,
+                      out != NULL ? out : "");
+    else if (ok)
         weft_log_info("dev: tests of %s: %s (%.1f s)", p->name, summary, secs);
     else
         weft_log_warn("dev: tests of %s: %s (%.1f s); the build is served all the same\n%s", p->name, summary, secs,
@@ -173,7 +216,7 @@ static void *test_main(void *arg)
         int next = -1;
         pthread_mutex_lock(&mu);
         while (!stopping && next < 0) {
-            for (int i = 0; i < WEFT_DEV_MAX_PROJECTS && next < 0; i++)
+            for (int i = 0; !paused && i < WEFT_DEV_MAX_PROJECTS && next < 0; i++)
                 if (wanted[i])
                     next = i;
             if (next < 0)

@@ -8,19 +8,24 @@
  *   - the Dev UI: per-route totals under load, the effective configuration
  *     with where each route came from, the log tail, no external resources;
  *     and in headless Chromium, the live charts drawn (with a screenshot in
- *     <build>/artifacts/devui-charts.png), the log and the test results.
+ *     <build>/artifacts/devui-charts.png), the log and the test results;
+ *   - on a terminal (a pseudo-terminal here), the keys: p pauses and resumes
+ *     testing, o shows each run's whole output, r re-runs.
  *
  * pkg-config is pointed at an empty directory, so the projects build and
  * link against this tree's SDK and test kit, never an installed weft-dev.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -284,5 +289,76 @@ Test(devtests, the_dev_ui_draws_live_charts_and_the_log_in_chromium, .timeout = 
     cr_log_info("Dev UI with charts: %s", shot);
 
     wt_finish(&s);
+    remove_dir(dir);
+}
+
+/* ---- the terminal's keys ---- */
+
+static int count_in_log(const char *log_path, const char *needle)
+{
+    char *log = wt_read_file(log_path);
+    int n = log != NULL ? count(log, needle) : 0;
+    free(log);
+    return n;
+}
+
+Test(devtests, keys_pause_resume_rerun_and_show_whole_output_on_a_terminal, .timeout = 300)
+{
+    char dir[] = "/tmp/weft-devtests-XXXXXX", path[600], log[256];
+    cr_assert_not_null(mkdtemp(dir));
+    wt_dev_project("keyed", dir);
+    snprintf(log, sizeof(log), "%s/weft-dev.log", dir);
+
+    /* weft dev with a pseudo-terminal for stdin, as a person runs it */
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    cr_assert(m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0);
+    const char *slave = ptsname(m);
+    cr_assert_not_null(slave);
+    const char *set[] = {"PGHOST=/nonexistent", wt_no_pkgconfig_env(dir), "CFLAGS=" WEFT_SCAFFOLD_CFLAGS, NULL};
+    char **env = wt_dev_env(set);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        setsid();
+        int in = open(slave, O_RDWR), out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+            _exit(126);
+        char *const argv[] = {"weft", "dev", dir, NULL};
+        execve(WEFT_BIN, argv, env);
+        _exit(127);
+    }
+    free(env);
+    wt_server s = {.pid = pid};
+    snprintf(s.log, sizeof(s.log), "%s", log);
+    free(wait_log_n(&s, "dev: keys: r re-runs the tests", 1, 120000));
+    free(wait_log_n(&s, "dev: tests of keyed: 2 passed", 1, 120000));
+
+    /* p: a save builds, but its tests wait */
+    cr_assert_eq(write(m, "p", 1), 1);
+    free(wait_log_n(&s, "dev: continuous testing paused", 1, 30000));
+    snprintf(path, sizeof(path), "%s/keyed/keyed.c", dir);
+    edit(path, "\"Hello from keyed\"", "\"Hullo from keyed\"");
+    free(wait_log_n(&s, "dev: tests of keyed wait: testing is paused", 1, 60000));
+    cr_assert_eq(count_in_log(log, "dev: tests of keyed:"), 1, "no run while paused");
+
+    /* p again: they run, and fail on the new greeting */
+    cr_assert_eq(write(m, "p", 1), 1);
+    free(wait_log_n(&s, "dev: tests of keyed: 1 passed, 1 failed of 2", 1, 120000));
+
+    /* o, then r: a re-run with make's whole output */
+    cr_assert_eq(write(m, "o", 1), 1);
+    free(wait_log_n(&s, "dev: test runs show their whole output", 1, 30000));
+    cr_assert_eq(write(m, "r", 1), 1);
+    char *text = wait_log_n(&s, "dev: tests of keyed: 1 passed, 1 failed of 2", 2, 120000);
+    const char *last = strstr(strstr(text, "re-running every project's tests"), "their output:");
+    cr_assert(last != NULL && strstr(last, "WEFT_TEST_BIN=") != NULL, "the whole output of make:\n%s", text);
+    free(text);
+
+    int status = wt_stop(&s);
+    close(m);
+    text = wt_read_file(log);
+    cr_assert_eq(status, 0, "weft dev exited %d:\n%s", status, text);
+    free(text);
     remove_dir(dir);
 }
