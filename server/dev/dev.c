@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/signals.h"
 #include "base/timer.h"
+#include "config/route_files.h"
 #include "dev/database.h"
 #include "dev/devconf.h"
 #include "dev/keys.h"
@@ -53,7 +54,7 @@ static unsigned classify_project(const char *name, int is_dir)
         return 0;
     if (len > 2 && (strcmp(name + len - 2, ".c") == 0 || strcmp(name + len - 2, ".h") == 0))
         return SOURCE;
-    return strcmp(name, "route.conf") == 0 ? ROUTES : 0;
+    return strcmp(name, "route.conf") == 0 || weft_route_file_is_plugin_fragment(name) ? ROUTES : 0;
 }
 
 static unsigned classify_tests(const char *name, int is_dir)

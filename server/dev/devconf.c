@@ -8,25 +8,6 @@
 #include "base/file.h"
 #include "base/log.h"
 
-/* The routes of every project with a good build, as one libconfig list body. */
-static void write_routes(FILE *f)
-{
-    int first = 1;
-    weft_dev_lock();
-    for (int i = 0; i < weft_dev_n_projects(); i++) {
-        const weft_dev_project *p = weft_dev_project_at(i);
-        if (!p->built)
-            continue;
-        /* Trailing commas are a libconfig error: join entries by hand. */
-        size_t tl = strlen(p->routes_text);
-        while (tl > 0 && strchr(" \t\r\n,", p->routes_text[tl - 1]) != NULL)
-            tl--;
-        fprintf(f, "%s%.*s\n", first ? "" : ",\n", (int)tl, p->routes_text);
-        first = 0;
-    }
-    weft_dev_unlock();
-}
-
 static int replace_file(const char *path, const char *text)
 {
     char tmp[PATH_MAX + 8];
@@ -62,9 +43,8 @@ int weft_dev_write_config(const weft_dev_dirs *d)
         fprintf(f, "listen = [\"127.0.0.1:8080\"];\nadmin = { listen = \"127.0.0.1:9901\"; };\n");
         fprintf(f, "blocking = { threshold_ms = 20; interval_s = 1; };\n");
     }
-    fprintf(f, "plugin_dirs = [\"plugins\"];\nwatch = true;\npid_file = \"weft.pid\";\nroutes = (\n");
-    write_routes(f);
-    fprintf(f, ");\n");
+    /* Routes are not here: each built project's NAME.routes sits next to its .so. */
+    fprintf(f, "plugin_dirs = [\"plugins\"];\nwatch = true;\npid_file = \"weft.pid\";\n");
     fclose(f);
     char *old = weft_file_read(d->conf, NULL);
     int same = old != NULL && strcmp(old, text) == 0;

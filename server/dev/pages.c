@@ -165,11 +165,8 @@ static void config_table(FILE *f, const weft_generation *g)
             option_value(f, o);
         }
         fputs("</td><td>", f);
-        html_escape(f, g->cfg->path);
-        /* dev mode's config inlines each project's route.conf */
-        fprintf(f, ":%d (", rc->line);
-        html_escape(f, rc->plugin);
-        fputs("/route.conf)</td></tr>", f);
+        html_escape(f, rc->file != NULL ? rc->file : g->cfg->path);
+        fprintf(f, ":%d</td></tr>", rc->line);
     }
     fputs("</table>", f);
 }

@@ -39,17 +39,14 @@ int weft_dev_format(char *out, size_t size, const char *what, const char *fmt, .
     return 0;
 }
 
-/* The route paths in `text` (route.conf's entries), read with libconfig itself. */
-static char **parse_paths(const weft_dev_project *p, const char *text, size_t *n_out)
+/* The route paths in `text` (a fragment, `routes = ( ... );`), read with libconfig itself. */
+static char **parse_paths(const char *file, const char *text, size_t *n_out)
 {
     *n_out = 0;
-    char *wrapped = NULL;
-    if (asprintf(&wrapped, "routes = ( %s );", text) < 0)
-        return NULL;
     char **paths = NULL;
     config_t lc;
     config_init(&lc);
-    if (config_read_string(&lc, wrapped)) {
+    if (config_read_string(&lc, text)) {
         config_setting_t *list = config_lookup(&lc, "routes");
         int n = list != NULL ? config_setting_length(list) : 0;
         paths = calloc((size_t)n + 1, sizeof(char *));
@@ -60,27 +57,41 @@ static char **parse_paths(const weft_dev_project *p, const char *text, size_t *n
                 ++*n_out;
         }
     } else {
-        weft_log_warn("dev: %s/route.conf:%d: %s", p->dir, config_error_line(&lc), config_error_text(&lc));
+        weft_log_warn("dev: %s:%d: %s", file, config_error_line(&lc), config_error_text(&lc));
     }
     config_destroy(&lc);
-    free(wrapped);
     return paths;
+}
+
+/* p's route fragment into `routes`: NAME.routes; older projects' route.conf
+ * (the bare list); else one coroutine route /NAME. `path` names the source. */
+static int read_fragment(const weft_dev_project *p, char *path, size_t size, char *routes, size_t rsize)
+{
+    if (weft_dev_format(path, size, "routes path", "%s/%s.routes", p->dir, p->name) != 0)
+        return -1;
+    char *text = weft_file_read(path, NULL);
+    if (text != NULL) {
+        int rc = weft_dev_format(routes, rsize, path, "%s", text);
+        free(text);
+        return rc;
+    }
+    if (weft_dev_format(path, size, "route.conf path", "%s/route.conf", p->dir) != 0)
+        return -1;
+    text = weft_file_read(path, NULL);
+    int rc = text != NULL ? weft_dev_format(routes, rsize, path, "routes = ( %s );\n", text)
+                          : weft_dev_format(routes, rsize, "default route",
+                                            "routes = ( { path = \"/%s\"; plugin = \"%s\"; dispatch = \"coroutine\"; } );\n",
+                                            p->name, p->name);
+    free(text);
+    return rc;
 }
 
 void weft_dev_load_routes(weft_dev_project *p)
 {
-    char path[PATH_MAX + 16], routes[sizeof(p->routes_text)];
-    char *text = NULL;
-    if (weft_dev_format(path, sizeof(path), "route.conf path", "%s/route.conf", p->dir) == 0)
-        text = weft_file_read(path, NULL);
-    int fits = text == NULL
-                   ? weft_dev_format(routes, sizeof(routes), "default route",
-                                     "{ path = \"/%s\"; plugin = \"%s\"; dispatch = \"coroutine\"; }\n", p->name,
-                                     p->name) == 0
-                   : weft_dev_format(routes, sizeof(routes), "route.conf", "%s", text) == 0;
-    free(text);
+    char path[PATH_MAX + 80], routes[sizeof(p->routes_text)];
+    int fits = read_fragment(p, path, sizeof(path), routes, sizeof(routes)) == 0;
     size_t n = 0;
-    char **paths = fits ? parse_paths(p, routes, &n) : NULL;
+    char **paths = fits ? parse_paths(path, routes, &n) : NULL;
     /* Swapped in under the lock: the error page reads paths at any time. */
     pthread_mutex_lock(&mu);
     char **old = p->paths;
@@ -163,6 +174,25 @@ static int run_logged(const char *cmd, const char *log, char **output)
     return status;
 }
 
+/* Its routes travel with it, exactly as an operator drops them in: NAME.routes
+ * next to NAME.so, by write-then-rename, and only when they changed. */
+static void install_routes(weft_dev_project *p, const weft_dev_dirs *d)
+{
+    char routes[PATH_MAX + 80], tmp[PATH_MAX + 80];
+    if (weft_dev_format(routes, sizeof(routes), "routes path", "%s/%s.routes", d->plugins, p->name) != 0 ||
+        weft_dev_format(tmp, sizeof(tmp), "routes path", "%s/.%s.routes.new", d->plugins, p->name) != 0)
+        return;
+    char *installed = weft_file_read(routes, NULL);
+    pthread_mutex_lock(&mu);
+    int same = installed != NULL && strcmp(installed, p->routes_text) == 0;
+    FILE *f = same ? NULL : fopen(tmp, "w");
+    int wrote = f != NULL && fputs(p->routes_text, f) >= 0;
+    pthread_mutex_unlock(&mu);
+    free(installed);
+    if (!same && (f == NULL || fclose(f) != 0 || !wrote || rename(tmp, routes) != 0))
+        weft_log_error("dev: cannot install %s: %s", routes, strerror(errno));
+}
+
 int weft_dev_build(weft_dev_project *p, const weft_dev_dirs *d)
 {
     char out_tmp[PATH_MAX + 80], out[PATH_MAX + 80], log[PATH_MAX + 80], cmd[4 * PATH_MAX];
@@ -198,6 +228,7 @@ int weft_dev_build(weft_dev_project *p, const weft_dev_dirs *d)
         weft_log_error("dev: cannot install %s: %s", out, strerror(errno));
         return -1;
     }
+    install_routes(p, d);
     pthread_mutex_lock(&mu);
     p->built = 1;
     pthread_mutex_unlock(&mu);

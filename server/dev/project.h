@@ -25,7 +25,7 @@ typedef struct weft_dev_dirs {
 typedef struct weft_dev_project {
     char name[72];
     char dir[PATH_MAX];
-    char routes_text[8192]; /* the route.conf entries */
+    char routes_text[8192]; /* its route fragment, installed as NAME.routes next to NAME.so */
     char **paths;           /* route paths, for the build-error page */
     size_t n_paths;
     int built;              /* a good build is installed */
@@ -58,11 +58,12 @@ weft_dev_project *weft_dev_project_at(int i);
 
 /** Adds the projects under d->root not known yet; returns the index of the first new one (n before the scan). */
 int weft_dev_scan(const weft_dev_dirs *d);
-/** Re-reads p's route.conf (a missing one means one coroutine route /NAME). */
+/** Re-reads p's NAME.routes (older projects: route.conf; neither: one coroutine route /NAME). */
 void weft_dev_load_routes(weft_dev_project *p);
 /**
  * Compiles p with the SDK's flags; a good build goes into d->plugins by
- * rename (the server's watcher then reloads it). Returns 0 for a good build.
+ * rename with its NAME.routes beside it (the server's watcher then reloads
+ * it). Returns 0 for a good build.
  */
 int weft_dev_build(weft_dev_project *p, const weft_dev_dirs *d);
 /**

@@ -90,15 +90,17 @@ static int should_stop(void)
     return s;
 }
 
-/* `make -C DIR test WEFT=<this weft>` in its own process group, output into log. */
-static pid_t spawn_make(const char *dir, const char *log)
+/* `make -C DIR test WEFT=<this weft> O=<out>` in its own process group, output into log: the
+ * builds go to `out`, never into the project, where the author's own make would take them. */
+static pid_t spawn_make(const char *dir, const char *out_dir, const char *log)
 {
-    char self[PATH_MAX], weft[PATH_MAX + 8];
+    char self[PATH_MAX], weft[PATH_MAX + 8], o[PATH_MAX + 8];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0)
         return -1;
     self[n] = '\0';
-    if (weft_dev_format(weft, sizeof(weft), "weft path", "WEFT=%s", self) != 0)
+    if (weft_dev_format(weft, sizeof(weft), "weft path", "WEFT=%s", self) != 0 ||
+        weft_dev_format(o, sizeof(o), "test build path", "O=%s", out_dir) != 0)
         return -1;
     pid_t pid = fork();
     if (pid != 0)
@@ -115,7 +117,7 @@ static pid_t spawn_make(const char *dir, const char *log)
     int in = open("/dev/null", O_RDONLY);
     if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
         _exit(126);
-    execlp("make", "make", "--no-print-directory", "-C", dir, "test", weft, (char *)NULL);
+    execlp("make", "make", "--no-print-directory", "-C", dir, "test", weft, o, (char *)NULL);
     _exit(127);
 }
 
@@ -167,14 +169,15 @@ static void summarize(const char *out, char *summary, size_t size, char **failur
 static void run(int i)
 {
     weft_dev_project *p = weft_dev_project_at(i);
-    char log[PATH_MAX + 80];
-    if (weft_dev_format(log, sizeof(log), "test log path", "%s/%s.test.log", dirs->build, p->name) != 0)
+    char log[PATH_MAX + 80], outdir[PATH_MAX + 80];
+    if (weft_dev_format(log, sizeof(log), "test log path", "%s/%s.test.log", dirs->build, p->name) != 0 ||
+        weft_dev_format(outdir, sizeof(outdir), "test build path", "%s/test-%s", dirs->build, p->name) != 0)
         return;
     weft_dev_lock();
     p->test_state = WEFT_DEV_TESTS_RUNNING;
     weft_dev_unlock();
     uint64_t t0 = weft_now_ns();
-    pid_t pid = spawn_make(p->dir, log);
+    pid_t pid = spawn_make(p->dir, outdir, log);
     int status = pid > 0 ? wait_run(pid) : -1;
     double secs = (double)(weft_now_ns() - t0) / 1e9;
     char *out = weft_file_read(log, NULL);

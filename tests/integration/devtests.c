@@ -144,9 +144,9 @@ Test(devtests, the_dev_ui_shows_traffic_the_log_tail_and_the_configuration, .tim
     wt_server s;
     dev_start(&s, dir, "shown");
     /* an option, to see it in the effective configuration */
-    snprintf(path, sizeof(path), "%s/shown/route.conf", dir);
-    wt_write_file_atomic(path, "{ path = \"/shown\"; plugin = \"shown\"; dispatch = \"coroutine\";\n"
-                       "  options = { greeting = \"Shown here\"; }; }\n");
+    snprintf(path, sizeof(path), "%s/shown/shown.routes", dir);
+    wt_write_file_atomic(path, "routes = ( { path = \"/shown\"; plugin = \"shown\"; dispatch = \"coroutine\";\n"
+                               "  options = { greeting = \"Shown here\"; }; } );\n");
     wt_resp r;
     for (double t0 = wt_now_ms(); wt_now_ms() - t0 < 30000; usleep(50000)) {
         cr_assert_eq(wt_http(&s, "GET", "/shown", NULL, &r), 0);
@@ -179,8 +179,7 @@ Test(devtests, the_dev_ui_shows_traffic_the_log_tail_and_the_configuration, .tim
     cr_assert(strstr(cfg, "<td>/shown</td><td>shown</td><td>coroutine</td><td class=\"options\">greeting = "
                           "\"Shown here\"</td>") != NULL,
               "routes with their policy and options:\n%s", cfg);
-    cr_assert(strstr(cfg, "/.weft-dev/weft.conf:") != NULL && strstr(cfg, "(shown/route.conf)") != NULL,
-              "and where each came from:\n%s", cfg);
+    cr_assert(strstr(cfg, "/.weft-dev/plugins/shown.routes:1</td>") != NULL, "and where each came from:\n%s", cfg);
     cr_assert(strstr(page, "<pre id=\"log\">") != NULL, "a log tail:\n%s", page);
     free(page);
 

@@ -32,7 +32,8 @@ static int sets(const char *conf, const char *key)
 weft_test_server *weft_test_start(const weft_test_options *o)
 {
     char dir[PATH_MAX];
-    const char *want = o != NULL && o->plugin_dir != NULL ? o->plugin_dir : ".";
+    const char *env = getenv("WEFT_TEST_PLUGIN_DIR");
+    const char *want = o != NULL && o->plugin_dir != NULL ? o->plugin_dir : env != NULL && *env ? env : ".";
     cr_assert_not_null(realpath(want, dir), "weft_test_start: plugin directory %s: %s", want, strerror(errno));
     /* The harness searches WEFT_TEST_PLUGIN_DIR first (before any plugin_dirs). */
     setenv("WEFT_TEST_PLUGIN_DIR", dir, 1);

@@ -9,8 +9,8 @@
  *     Test(greeter, says_hello)
  *     {
  *         weft_test_server *s = weft_test_start(&(weft_test_options){
- *             .plugin_dir = ".",
- *             .config = "routes = ({ path = \"/greeter\"; plugin = \"greeter\"; });"});
+ *             .plugin_dir = ".", // greeter.so and greeter.routes
+ *             .config = "limits = { max_body = 4096; };"});
  *         weft_test_response r;
  *         weft_test_get(s, "/greeter", &r);
  *         weft_assert_status(&r, 200);
@@ -31,7 +31,11 @@
 typedef struct weft_test_server weft_test_server;
 
 typedef struct weft_test_options {
-    /** Where the plugin under test (NAME.so) is; searched before anything else. NULL: ".". */
+    /**
+     * Where the plugin under test (NAME.so) is; searched before anything
+     * else, and its NAME.routes there, if any, is served. NULL:
+     * $WEFT_TEST_PLUGIN_DIR (the scaffold's `make test` sets it), else ".".
+     */
     const char *plugin_dir;
     /**
      * Config fragment: routes, options, limits... in weft.conf syntax. The
