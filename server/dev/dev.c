@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "base/log.h"
@@ -281,7 +283,12 @@ int weft_dev_main(int argc, char **argv, int (*serve)(const char *config, void (
     if (weft_dev_format(state, sizeof(state), "state directory", "%s/.weft-dev", root) != 0 || make_dir(state) != 0)
         return 1;
     weft_dev_database_start(state, pgdir, sizeof(pgdir));
+    /* A child that crashed left the terminal as its keys set it. */
+    struct termios term;
+    int tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &term) == 0;
     int rc = weft_dev_supervise(dev_child, NULL);
+    if (tty)
+        tcsetattr(STDIN_FILENO, TCSANOW, &term);
     weft_dev_database_stop(pgdir);
     return rc;
 }
