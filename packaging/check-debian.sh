@@ -177,7 +177,7 @@ trap 'failed="${current:-start}: interrupted"; exit 130' INT TERM
 
 step "preconditions: build and check dependencies, a machine without weft, free ports"
 deps="build-essential dpkg-dev debhelper lintian fakeroot cmake pkg-config libh2o-evloop-dev libssl-dev
-libconfig-dev libgmp-dev libjansson-dev libpq-dev libsystemd-dev postgresql systemd curl iproute2 man-db adduser"
+libconfig-dev libgmp-dev libjansson-dev libpq-dev libsystemd-dev libcriterion-dev libcurl4-openssl-dev postgresql systemd curl iproute2 man-db adduser"
 missing=""
 for p in $deps; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -277,7 +277,7 @@ ver=$(cd "$tmp/src" && dpkg-parsechangelog -S Version)
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 deb=weft_${ver}_${arch}.deb
-devdeb=weft-dev_${ver}_all.deb
+devdeb=weft-dev_${ver}_${arch}.deb
 changes=$tmp/weft_${ver}_${arch}.changes
 for f in "$deb" "$devdeb"; do
   [ -f "$tmp/$f" ] || fail "dpkg-buildpackage did not produce $f"
@@ -604,7 +604,7 @@ eventually "$http/mine" 404 ""
 rm -f "$dropdir/myplugin.so"
 pass
 
-step "weft new-plugin scaffolds a project that builds with make against the installed weft-dev"
+step "weft new-plugin scaffolds a project that builds and passes its tests (make test) against the installed weft-dev"
 mkdir "$tmp/scaffold"
 (cd "$tmp" && /usr/sbin/weft new-plugin greeter "$tmp/scaffold") >"$tmp/scaffold.log" 2>&1 ||
   { cat "$tmp/scaffold.log" >&2; fail "weft new-plugin greeter failed"; }
@@ -613,6 +613,11 @@ make -C "$tmp/scaffold/greeter" >>"$tmp/scaffold.log" 2>&1 || { cat "$tmp/scaffo
 if grep -rn "$tmp/src" "$tmp/scaffold" >&2; then
   fail "the scaffold refers to the build tree (above)"
 fi
+# After that check: the test binary it builds links libweft-test, which may name source files.
+pkg-config --exists weft-test || fail "pkg-config does not know weft-test"
+make -C "$tmp/scaffold/greeter" test >>"$tmp/scaffold.log" 2>&1 ||
+  { cat "$tmp/scaffold.log" >&2; fail "the scaffold's tests (make test, the installed test kit) failed"; }
+grep -q "Passing: 2 | Failing: 0" "$tmp/scaffold.log" || { cat "$tmp/scaffold.log" >&2; fail "make test ran no 2 passing tests"; }
 pass
 
 step "systemd-analyze verify $unit"
@@ -697,7 +702,7 @@ done
 ! getent passwd weft >/dev/null || fail "the user weft is still there"
 ! getent group weft >/dev/null || fail "the group weft is still there"
 for f in /etc/weft /usr/lib/"$multiarch"/weft /var/lib/weft /var/log/weft /usr/share/weft /usr/include/weft \
-  /usr/share/pkgconfig/weft-plugin.pc /usr/share/doc/weft /usr/share/doc/weft-dev "$unit" /usr/sbin/weft; do
+  /usr/share/pkgconfig/weft-plugin.pc /usr/lib/"$multiarch"/pkgconfig/weft-test.pc /usr/lib/"$multiarch"/libweft-test.a /usr/share/doc/weft /usr/share/doc/weft-dev "$unit" /usr/sbin/weft; do
   [ ! -e "$f" ] || fail "$f is still there after the purge"
 done
 left=$(ls -d /usr/lib/*/weft 2>/dev/null || true)

@@ -8,30 +8,27 @@
  * and served as an HTML 500 page (compiler output with file:line) by every
  * route of that plugin until the next good build; the previous good version
  * stays loaded. A Dev UI lives on the admin listener at /dev.
+ *
+ * The parts: project.c (projects and builds), devconf.c (the generated
+ * config), dev.c (the command and its builder thread), tests.c and keys.c
+ * (continuous testing and its keys), database.c (the private PostgreSQL),
+ * logtap.c (the log tail), pages.c and assets.c (HTTP).
  */
 #ifndef WEFT_DEV_H
 #define WEFT_DEV_H
 
 #include "base/h2o_glue.h"
+#include "reload/generation.h"
 
 /**
- * Finds the projects under `dir`, builds them, writes the dev config and
- * switches dev mode on. Returns 0 and the config's path in conf_out.
+ * `weft dev [DIR]` (argv[1] is "dev"). `serve` is the command's server: it
+ * loads the config at the path it is given, shows the generation to
+ * `loaded`, and serves it until SIGTERM or SIGINT, returning the exit code
+ * -- dev mode sits below the process layer and is handed its server rather
+ * than calling it. The dev server runs under a supervisor (supervise.c)
+ * that restarts it when plugin code crashes it. Returns the exit code.
  */
-int weft_dev_prepare(const char *dir, char *conf_out, size_t size);
-/**
- * Shows `text` (the crash line and backtrace; taken over) on project
- * `name`'s routes instead of serving them, until its next good build.
- */
-void weft_dev_mark_crashed(const char *name, char *text);
-/**
- * Runs serve(ctx) in a child process and restarts it whenever it dies by a
- * fatal signal (a plugin crashed it); SIGTERM/SIGINT are passed on. Returns
- * the child's exit status once it exits by itself. Call single-threaded.
- */
-int weft_dev_supervise(int (*serve)(void *ctx), void *ctx);
-/** Starts the source watcher thread (after the server's generation exists). */
-void weft_dev_start_watching(void);
+int weft_dev_main(int argc, char **argv, int (*serve)(const char *config, void (*loaded)(const weft_generation *gen)));
 
 /** Dev mode only: answers `req` with the build-error page if its path belongs to a plugin whose last build failed. */
 int weft_dev_intercept(h2o_req_t *req);

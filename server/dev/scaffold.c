@@ -1,10 +1,12 @@
 #include "dev/scaffold.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/names.h"
 #include "version.h"
@@ -77,13 +79,21 @@ static const char source_tpl[] =
 
 static const char makefile_tpl[] =
     "# Builds @N@.so against the weft SDK (the weft-dev package's pkg-config\n"
-    "# file, or a weft source tree: make WEFT_CFLAGS=-I/path/to/weft/server/include).\n"
+    "# file, or a weft source tree: make WEFT_CFLAGS=-I/path/to/weft/server/include),\n"
+    "# and `make test` runs tests/@N@_test.c (weft's test kit, pkg-config weft-test)\n"
+    "# against the real weft: $(WEFT), or WEFT=/path/to/weft.\n"
     "WEFT_CFLAGS ?= $(shell pkg-config --cflags weft-plugin 2>/dev/null || echo @S@)\n"
+    "WEFT_TEST_CFLAGS ?= $(shell pkg-config --cflags weft-test 2>/dev/null || echo @S@)\n"
+    "WEFT_TEST_LIBS ?= $(shell pkg-config --libs weft-test 2>/dev/null || echo -L@K@ -lweft-test -lcriterion -lcurl)\n"
+    "WEFT ?= @W@\n"
     "CFLAGS ?= -O2 -g -Wall -Wextra\n"
+    "# Where the builds go (`weft dev` tests in a directory of its own: O=...).\n"
+    "O ?= .\n"
     "\n"
-    "@N@.so: @N@.c\n"
+    "$(O)/@N@.so: @N@.c\n"
+    "\tmkdir -p $(O) && chmod go-w $(O)  # weft refuses plugins in group-writable places\n"
     "\t$(CC) $(CFLAGS) $(WEFT_CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $<\n"
-    "\tchmod go-w $@  # weft refuses group- or world-writable plugins\n"
+    "\tchmod go-w $@\n"
     "\n"
     "# Drops @N@.so and @N@.routes into a running server's plugin directory,\n"
     "# each by write-then-rename: a new endpoint with no config edit or reload.\n"
@@ -93,10 +103,60 @@ static const char makefile_tpl[] =
     "\tinstall -m 0644 @N@.routes $(PLUGIN_DIR)/.@N@.routes.new && mv $(PLUGIN_DIR)/.@N@.routes.new "
     "$(PLUGIN_DIR)/@N@.routes\n"
     "\n"
-    "clean:\n"
-    "\trm -f @N@.so\n"
+    "$(O)/tests/@N@_test: tests/@N@_test.c\n"
+    "\tmkdir -p $(O)/tests\n"
+    "\t$(CC) $(CFLAGS) $(WEFT_TEST_CFLAGS) -o $@ $< $(WEFT_TEST_LIBS)\n"
     "\n"
-    ".PHONY: clean install\n";
+    "# Each test starts its own weft (ephemeral port) with the @N@.so and\n"
+    "# @N@.routes of $(O).\n"
+    "test: $(O)/@N@.so $(O)/tests/@N@_test\n"
+    "\t[ $(O) -ef . ] || cp @N@.routes $(O)/@N@.routes\n"
+    "\tWEFT_TEST_PLUGIN_DIR=$(O) WEFT_TEST_BIN=$(WEFT) $(O)/tests/@N@_test\n"
+    "\n"
+    "clean:\n"
+    "\trm -f @N@.so tests/@N@_test\n"
+    "\n"
+    ".PHONY: clean install test\n";
+
+static const char test_tpl[] =
+    "/*\n"
+    " * Tests of @N@ with weft's test kit (<weft/test.h>, Criterion): each test\n"
+    " * starts the real weft on an ephemeral port with the @N@.so of this\n"
+    " * directory, sends requests and checks the answers. `make test` runs them.\n"
+    " */\n"
+    "#include <weft/test.h>\n"
+    "\n"
+    "/* The @N@.so that `make test` built, and its routes: @N@.routes beside it, as in production. */\n"
+    "static weft_test_server *start(void)\n"
+    "{\n"
+    "    return weft_test_start(&(weft_test_options){0});\n"
+    "}\n"
+    "\n"
+    "Test(@I@, greets_under_coroutine_and_reactive)\n"
+    "{\n"
+    "    weft_test_server *s = start();\n"
+    "    /* the reactive route over HTTP/2, to show how */\n"
+    "    const weft_test_request requests[] = {{.path = \"/@N@\"}, {.path = \"/@N@/reactive\", .http2 = 1}};\n"
+    "    for (int i = 0; i < 2; i++) {\n"
+    "        weft_test_response r;\n"
+    "        weft_test_send(s, &requests[i], &r);\n"
+    "        weft_assert_status(&r, 200);\n"
+    "        weft_assert_header(&r, \"content-type\", \"text/plain\");\n"
+    "        weft_assert_body(&r, \"Hello from @N@\\n\");\n"
+    "        weft_test_response_free(&r);\n"
+    "    }\n"
+    "    weft_test_stop(s); /* and weft exited cleanly */\n"
+    "}\n"
+    "\n"
+    "Test(@I@, unknown_subpath_is_404)\n"
+    "{\n"
+    "    weft_test_server *s = start();\n"
+    "    weft_test_response r;\n"
+    "    weft_test_get(s, \"/@N@/no-such-thing\", &r);\n"
+    "    weft_assert_status(&r, 404);\n"
+    "    weft_test_response_free(&r);\n"
+    "    weft_test_stop(s);\n"
+    "}\n";
 
 static const char route_tpl[] =
     "# Routes of @N@. Installed next to @N@.so in a plugin directory, they are\n"
@@ -113,8 +173,9 @@ static const char readme_tpl[] =
     "directory) builds it, serves it on http://127.0.0.1:8080/@N@ and rebuilds\n"
     "it on every save. `@N@.routes` holds its routes: `make install\n"
     "PLUGIN_DIR=...` drops `@N@.so` and `@N@.routes` into a running server's\n"
-    "plugin directory and the endpoints answer. The plugin API is documented in weft's\n"
-    "docs/PLUGINS.md and in `weft/plugin.h`.\n";
+    "plugin directory and the endpoints answer. `make test` runs\n"
+    "`tests/@N@_test.c` against the real weft. The plugin API is documented in\n"
+    "weft's docs/PLUGINS.md and in `weft/plugin.h`; the test kit in `weft/test.h`.\n";
 
 const char *weft_sdk_cflags(void)
 {
@@ -132,7 +193,24 @@ const char *weft_sdk_cflags(void)
     return flags;
 }
 
-static int write_tpl(const char *path, const char *tpl, const char *name, const char *ident)
+/* What a template's @X@ stands for. */
+typedef struct tpl_values {
+    const char *name, *ident, *weft;
+} tpl_values;
+
+static const char *tpl_value(char key, const tpl_values *v)
+{
+    switch (key) {
+    case 'N': return v->name;
+    case 'I': return v->ident;
+    case 'S': return "-I" WEFT_SDK_INCLUDE_DIR;
+    case 'K': return WEFT_TEST_KIT_DIR;
+    case 'W': return v->weft;
+    default: return NULL;
+    }
+}
+
+static int write_tpl(const char *path, const char *tpl, const tpl_values *v)
 {
     FILE *f = fopen(path, "wx");
     if (f == NULL) {
@@ -140,8 +218,9 @@ static int write_tpl(const char *path, const char *tpl, const char *name, const 
         return -1;
     }
     for (const char *p = tpl; *p; p++) {
-        if (p[0] == '@' && (p[1] == 'N' || p[1] == 'I' || p[1] == 'S') && p[2] == '@') {
-            fputs(p[1] == 'N' ? name : p[1] == 'I' ? ident : "-I" WEFT_SDK_INCLUDE_DIR, f);
+        const char *value = p[0] == '@' && p[1] != '\0' && p[2] == '@' ? tpl_value(p[1], v) : NULL;
+        if (value != NULL) {
+            fputs(value, f);
             p += 2;
         } else {
             fputc(*p, f);
@@ -161,8 +240,15 @@ int weft_scaffold(const char *name, const char *dir)
     for (char *c = ident; *c; c++)
         if (*c == '-')
             *c = '_';
+    /* The tests run the weft that wrote the project, unless WEFT= says otherwise. */
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    const tpl_values v = {name, ident, n > 0 ? (self[n] = '\0', self) : "weft"};
     char proj[4096], path[4200];
-    snprintf(proj, sizeof(proj), "%s/%s", dir, name);
+    if (snprintf(proj, sizeof(proj), "%s/%s", dir, name) >= (int)sizeof(proj)) {
+        fprintf(stderr, "weft: %s: directory name too long\n", dir);
+        return 1;
+    }
     /* `weft new-plugin x plugins-dev` on a fresh clone: the parent is made
      * too, like mkdir -p (the project itself must be new). */
     for (char *slash = strchr(proj + 1, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
@@ -179,21 +265,26 @@ int weft_scaffold(const char *name, const char *dir)
     }
     /* whatever the umask: weft refuses plugins in group-writable places */
     chmod(proj, 0755);
+    snprintf(path, sizeof(path), "%s/tests", proj);
+    if (mkdir(path, 0755) != 0) {
+        fprintf(stderr, "weft: cannot create %s: %s\n", path, strerror(errno));
+        return 1;
+    }
     struct {
         const char *file, *tpl;
-    } files[] = {{".c", source_tpl}, {"Makefile", makefile_tpl}, {".routes", route_tpl}, {"README.md", readme_tpl}};
+    } files[] = {{"%s/%s.c", source_tpl},   {"%s/Makefile", makefile_tpl}, {"%s/%s.routes", route_tpl},
+                 {"%s/README.md", readme_tpl}, {"%s/tests/%s_test.c", test_tpl}};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        if (files[i].file[0] == '.')
-            snprintf(path, sizeof(path), "%s/%s%s", proj, name, files[i].file);
-        else
-            snprintf(path, sizeof(path), "%s/%s", proj, files[i].file);
-        if (write_tpl(path, files[i].tpl, name, ident) != 0)
+        /* fits: proj is under 4096 bytes and a valid name under 65 */
+        snprintf(path, sizeof(path), files[i].file, proj, name);
+        if (write_tpl(path, files[i].tpl, &v) != 0)
             return 1;
     }
-    printf("created %s: %s.c, %s.routes, Makefile, README.md\n"
+    printf("created %s: %s.c, %s.routes, Makefile, README.md, tests/%s_test.c\n"
            "build it:   make -C %s\n"
+           "test it:    make -C %s test\n"
            "develop:    weft dev %s\n"
            "drop in:    make -C %s install PLUGIN_DIR=/path/to/plugins\n",
-           proj, name, name, proj, dir, proj);
+           proj, name, name, name, proj, proj, dir, proj);
     return 0;
 }

@@ -5,7 +5,7 @@
  * build, which the new child shows as an error page (dev.c) until the next
  * good build -- the plugin author's loop never stops at a segfault.
  */
-#include "dev/dev.h"
+#include "dev/supervise.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dispatch/blocking.h"
@@ -178,88 +177,23 @@ static int quarantine_clear(const char *config, const char *name)
     return 0;
 }
 
-/* `weft dev`: a private PostgreSQL when nothing points at one, as
- * `packaging/run.sh` does, stopped again when the server stops. */
-static int dev_database(const char *state_dir, char *pgdir, size_t size)
+/*
+ * Serves `config` until SIGTERM/SIGINT: the plain command's server, and the
+ * one `weft dev` is handed (dev/ sits below process/); `loaded`, if not
+ * NULL, sees the generation before it serves.
+ */
+static int serve(const char *config, void (*loaded)(const weft_generation *gen))
 {
-    pgdir[0] = '\0';
-    if (getenv("PGHOST") != NULL || getenv("PGSERVICE") != NULL || getenv("PGDATABASE") != NULL)
-        return 0;
-    const char *script = getenv("WEFT_PGDEV") != NULL ? getenv("WEFT_PGDEV") : WEFT_PGDEV_SCRIPT;
-    if (access(script, X_OK) != 0) {
-        weft_log_info("dev: no private PostgreSQL (%s not found); set PG* variables to use one", script);
-        return 0;
-    }
-    snprintf(pgdir, size, "%s/pg", state_dir);
-    char cmd[8192];
-    snprintf(cmd, sizeof(cmd), "'%s' start '%s' >&2 && '%s' env '%s'", script, pgdir, script, pgdir);
-    FILE *p = popen(cmd, "r");
-    char line[1024];
-    while (p != NULL && fgets(line, sizeof(line), p) != NULL) {
-        /* "export PGHOST=... PGPORT=..." */
-        char *save = NULL;
-        for (char *tok = strtok_r(line, " \n", &save); tok != NULL; tok = strtok_r(NULL, " \n", &save)) {
-            char *eq = strchr(tok, '=');
-            if (eq != NULL && strncmp(tok, "PG", 2) == 0) {
-                *eq = '\0';
-                setenv(tok, eq + 1, 1);
-            }
-        }
-    }
-    if (p == NULL || pclose(p) != 0 || getenv("PGHOST") == NULL) {
-        weft_log_warn("dev: the private PostgreSQL did not start; database routes will answer 503");
-        pgdir[0] = '\0';
-        return 0;
-    }
-    weft_log_info("dev: private PostgreSQL in %s (unix socket only); it stops with the server", pgdir);
-    return 0;
-}
-
-/* One dev server's life (a child of the supervisor): build, serve; a plugin
- * build whose crash killed the previous one shows its crash instead. */
-static int dev_serve(void *dir)
-{
-    char conf[4096];
-    if (weft_dev_prepare(dir, conf, sizeof(conf)) != 0)
+    weft_generation *gen = load(config, 0);
+    if (gen == NULL) {
+        weft_module_cleanup();
+        fprintf(stderr, "weft: not starting: configuration file %s is invalid\n", config);
         return 1;
-    weft_generation *gen = load(conf, 0);
-    if (gen == NULL)
-        return 1;
-    for (size_t i = 0; i < gen->n_modules; i++) {
-        const char *q = gen->quarantined[i].plugin;
-        char log[4200];
-        snprintf(log, sizeof(log), "%.*s/crash-%s.log", (int)(strrchr(conf, '/') - conf), conf, q);
-        if (q[0] != '\0')
-            weft_dev_mark_crashed(q, weft_file_read(log, NULL));
     }
+    if (loaded != NULL)
+        loaded(gen);
     weft_blocking_configure(gen->cfg->blocking.threshold_ms, gen->cfg->blocking.interval_s);
-    weft_dev_start_watching();
     return weft_server_run(gen);
-}
-
-static int dev_main(const char *dir)
-{
-    /* The database outlives the dev server's restarts: started here, once. */
-    char state_dir[4096], pgdir[4200];
-    if (realpath(dir, state_dir) == NULL) {
-        fprintf(stderr, "weft dev: %s: %s\n", dir, strerror(errno));
-        return 1;
-    }
-    snprintf(state_dir + strlen(state_dir), sizeof(state_dir) - strlen(state_dir), "/.weft-dev");
-    if (mkdir(state_dir, 0700) != 0 && errno != EEXIST) {
-        fprintf(stderr, "weft dev: cannot create %s: %s\n", state_dir, strerror(errno));
-        return 1;
-    }
-    dev_database(state_dir, pgdir, sizeof(pgdir));
-    int rc = weft_dev_supervise(dev_serve, (void *)dir);
-    if (pgdir[0] != '\0') {
-        const char *script = getenv("WEFT_PGDEV") != NULL ? getenv("WEFT_PGDEV") : WEFT_PGDEV_SCRIPT;
-        char cmd[8400];
-        snprintf(cmd, sizeof(cmd), "'%s' stop '%s' >&2", script, pgdir);
-        if (system(cmd) != 0)
-            weft_log_warn("dev: could not stop the private PostgreSQL in %s", pgdir);
-    }
-    return rc;
 }
 
 int main(int argc, char **argv)
@@ -279,13 +213,8 @@ int main(int argc, char **argv)
         }
         return weft_scaffold(argv[2], argc == 4 ? argv[3] : ".");
     }
-    if (argc >= 2 && strcmp(argv[1], "dev") == 0) {
-        if (argc > 3) {
-            fprintf(stderr, "usage: weft dev [DIR]\n");
-            return 2;
-        }
-        return dev_main(argc == 3 ? argv[2] : ".");
-    }
+    if (argc >= 2 && strcmp(argv[1], "dev") == 0)
+        return weft_dev_main(argc, argv, serve);
     int reload = argc > 1 && strcmp(argv[1], "reload") == 0;
     const char *clear = NULL; /* "quarantine clear [NAME]": NAME, or "" for all */
     if (argc > 2 && strcmp(argv[1], "quarantine") == 0 && strcmp(argv[2], "clear") == 0) {
@@ -328,8 +257,8 @@ int main(int argc, char **argv)
         return signal_running(config);
     if (clear != NULL)
         return quarantine_clear(config, clear[0] != '\0' ? clear : NULL);
-    weft_generation *gen = load(config, test);
     if (test) {
+        weft_generation *gen = load(config, 1);
         if (gen == NULL) {
             weft_module_cleanup();
             fprintf(stderr, "weft: configuration file %s test failed\n", config);
@@ -341,11 +270,5 @@ int main(int argc, char **argv)
         weft_module_cleanup(); /* the empty private copy directory */
         return 0;
     }
-    if (gen == NULL) {
-        weft_module_cleanup();
-        fprintf(stderr, "weft: not starting: configuration file %s is invalid\n", config);
-        return 1;
-    }
-    weft_blocking_configure(gen->cfg->blocking.threshold_ms, gen->cfg->blocking.interval_s);
-    return weft_server_run(gen);
+    return serve(config, NULL);
 }

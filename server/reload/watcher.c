@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,11 @@
 #include "base/timer.h"
 #include "config/route_files.h"
 
-#define MAX_WATCHES 64
+/* weft dev watches up to 64 projects, their tests/ and their root beside nothing else. */
+#define MAX_WATCHES 136
 
-enum { WATCH_PLUGINS = 1, WATCH_CONFIG = 2, WATCH_ROUTES_D = 4 };
+/* WATCH_TAGGED: a directory of weft_watcher_add, reported by its own tag. */
+enum { WATCH_PLUGINS = 1, WATCH_CONFIG = 2, WATCH_ROUTES_D = 4, WATCH_TAGGED = 8 };
 /* A fragment counts when it appears, changes or goes away; a plugin only
  * when a complete file arrives (a removed .so is the loader's business at
  * the next reload, not a reason for one). */
@@ -33,7 +36,10 @@ struct weft_watcher {
     pthread_mutex_t mu;
     struct {
         int wd;
-        int kind; /* what the directory is: WATCH_* bits */
+        int kind;                     /* what the directory is: WATCH_* bits */
+        int tag;                      /* WATCH_TAGGED only */
+        weft_watch_classify classify; /* WATCH_TAGGED only */
+        unsigned pending;             /* WATCH_TAGGED only: classify's bits since the last take */
     } watches[MAX_WATCHES];
     int n_watches;
     char config_name[256];
@@ -52,9 +58,18 @@ static void record(weft_watcher *w, const struct inotify_event *ev)
     size_t len = strlen(name);
     pthread_mutex_lock(&w->mu);
     int kind = 0;
-    for (int i = 0; i < w->n_watches; i++)
-        if (w->watches[i].wd == ev->wd)
-            kind |= w->watches[i].kind;
+    for (int i = 0; i < w->n_watches; i++) {
+        if (w->watches[i].wd != ev->wd)
+            continue;
+        if (w->watches[i].kind == WATCH_TAGGED) {
+            unsigned bits = w->watches[i].classify(name, (ev->mask & IN_ISDIR) != 0);
+            w->watches[i].pending |= bits;
+            if (bits)
+                w->last_ns = weft_now_ns();
+            continue;
+        }
+        kind |= w->watches[i].kind;
+    }
     int arrived = (ev->mask & ARRIVED) != 0;
     if (((kind & WATCH_PLUGINS) && weft_route_file_is_plugin_fragment(name)) ||
         ((kind & WATCH_ROUTES_D) && weft_route_file_is_dropin(name))) {
@@ -137,16 +152,26 @@ void weft_watcher_free(weft_watcher *w)
     free(w);
 }
 
-static void add(weft_watcher *w, const char *dir, int kind)
+/* Returns the watch's index, or -1 (logged unless the directory is missing). */
+static int add_mask(weft_watcher *w, const char *dir, int kind, uint32_t mask)
 {
-    int wd = inotify_add_watch(w->fd, dir, ARRIVED | IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR);
+    if (w->n_watches == MAX_WATCHES) {
+        weft_log_warn("cannot watch %s: already watching %d directories", dir, MAX_WATCHES);
+        return -1;
+    }
+    int wd = inotify_add_watch(w->fd, dir, mask | IN_ONLYDIR);
     if (wd < 0) {
         if (errno != ENOENT)
             weft_log_warn("cannot watch %s: %s", dir, strerror(errno));
-        return;
+        return -1;
     }
-    if (w->n_watches < MAX_WATCHES)
-        w->watches[w->n_watches++] = (typeof(w->watches[0])){wd, kind};
+    w->watches[w->n_watches++] = (typeof(w->watches[0])){.wd = wd, .kind = kind};
+    return w->n_watches - 1;
+}
+
+static void add(weft_watcher *w, const char *dir, int kind)
+{
+    add_mask(w, dir, kind, ARRIVED | IN_DELETE | IN_MOVED_FROM);
 }
 
 static int dir_exists(const char *dir)
@@ -171,9 +196,14 @@ void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char
         return;
     }
     snprintf(w->signature, sizeof(w->signature), "%s", sig);
-    for (int i = 0; i < w->n_watches; i++)
-        inotify_rm_watch(w->fd, w->watches[i].wd);
-    w->n_watches = 0;
+    int kept = 0;
+    for (int i = 0; i < w->n_watches; i++) {
+        if (w->watches[i].kind == WATCH_TAGGED)
+            w->watches[kept++] = w->watches[i];
+        else
+            inotify_rm_watch(w->fd, w->watches[i].wd);
+    }
+    w->n_watches = kept;
     w->config_name[0] = '\0';
     for (int i = 0; i < n_dirs; i++)
         add(w, dirs[i], WATCH_PLUGINS);
@@ -199,4 +229,40 @@ int weft_watcher_take(weft_watcher *w, char *names, unsigned long size, unsigned
     w->names[0] = '\0';
     pthread_mutex_unlock(&w->mu);
     return pending;
+}
+
+int weft_watcher_add(weft_watcher *w, const char *dir, int tag, int created_too, weft_watch_classify classify)
+{
+    pthread_mutex_lock(&w->mu);
+    int i = add_mask(w, dir, WATCH_TAGGED, ARRIVED | (created_too ? IN_CREATE : 0));
+    if (i >= 0) {
+        w->watches[i].tag = tag;
+        w->watches[i].classify = classify;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return i >= 0 ? 0 : -1;
+}
+
+int weft_watcher_take_tagged(weft_watcher *w, void (*fn)(void *ud, int tag, unsigned bits), void *ud,
+                             unsigned long long *last_ns)
+{
+    /* Copied out under the lock, reported outside it: fn may take its
+     * caller's locks, and the watcher thread must never wait on those. */
+    struct {
+        int tag;
+        unsigned bits;
+    } out[MAX_WATCHES];
+    int n = 0;
+    pthread_mutex_lock(&w->mu);
+    for (int i = 0; i < w->n_watches; i++)
+        if (w->watches[i].kind == WATCH_TAGGED && w->watches[i].pending) {
+            out[n].tag = w->watches[i].tag;
+            out[n++].bits = w->watches[i].pending;
+            w->watches[i].pending = 0;
+        }
+    *last_ns = w->last_ns;
+    pthread_mutex_unlock(&w->mu);
+    for (int i = 0; i < n; i++)
+        fn(ud, out[i].tag, out[i].bits);
+    return n;
 }

@@ -8,6 +8,13 @@
 #ifndef WEFT_WATCHER_H
 #define WEFT_WATCHER_H
 
+/**
+ * For directories watched with weft_watcher_add: runs on the watcher thread
+ * for each completed file (or created entry) `name`; returns the bits to
+ * record for its directory, 0 to ignore it.
+ */
+typedef unsigned (*weft_watch_classify)(const char *name, int is_dir);
+
 typedef struct weft_watcher weft_watcher;
 
 /** `wake` is called from the watcher thread after events were recorded. */
@@ -27,5 +34,21 @@ void weft_watcher_set(weft_watcher *w, char *const *dirs, int n_dirs, const char
  * separated), plus the time of the last event (CLOCK_MONOTONIC ns).
  */
 int weft_watcher_take(weft_watcher *w, char *names, unsigned long size, unsigned long long *last_ns);
+
+/**
+ * Also watches `dir` (besides and independently of weft_watcher_set, which
+ * keeps these): files completed in it and, with `created_too`, entries
+ * created in it, as `classify` sees them; reported under `tag` by
+ * weft_watcher_take_tagged. A directory is watched one way or the other,
+ * never both. Returns 0, or -1 (logged) when it cannot be watched.
+ */
+int weft_watcher_add(weft_watcher *w, const char *dir, int tag, int created_too, weft_watch_classify classify);
+/**
+ * Calls fn(ud, tag, bits) once for each directory added with
+ * weft_watcher_add that recorded bits since the last take, and clears them;
+ * returns how many, plus the time of the last event (CLOCK_MONOTONIC ns).
+ */
+int weft_watcher_take_tagged(weft_watcher *w, void (*fn)(void *ud, int tag, unsigned bits), void *ud,
+                             unsigned long long *last_ns);
 
 #endif

@@ -70,6 +70,16 @@ int wt_http_typed(const wt_server *s, const char *method, const char *path, cons
 /** Same, with extra request headers ("Name: value", NULL-terminated list). */
 int wt_http_headers(const wt_server *s, const char *method, const char *path, const char *const *headers,
                     const char *body, wt_resp *out);
+/** A request with everything a test may set; NULL fields are left out (method NULL: GET). */
+typedef struct wt_req {
+    const char *method, *path;
+    const char *content_type;   /* as wt_http_typed */
+    const char *body;
+    const char *const *headers; /* "Name: value", NULL-terminated */
+    int http2;                  /* HTTP/2 with prior knowledge (h2c) instead of HTTP/1.1 */
+} wt_req;
+/** One request; returns 0 or -1 (transport error). */
+int wt_request(const wt_server *s, const wt_req *q, wt_resp *out);
 /** Unreserved characters as they are, every other byte as %XX, into out. */
 void wt_pct_encode(const char *raw, char *out, size_t size);
 /** Header value from a response (case-insensitive), copied into buf; NULL if absent. */
