@@ -132,6 +132,8 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     for (int i = 0; i < weft_stats_loop_count(); i++)
         fprintf(f, "weft_event_loop_lag_seconds{loop=\"%d\"} %.6f\n", i,
                 (double)atomic_load_explicit(&weft_stats_loop_at(i)->lag_ns, memory_order_relaxed) / 1e9);
+    weft_stats_write_header(f, "weft_fd_waits", "gauge", "Plugin waits on their own file descriptors in progress (fd_wait).");
+    fprintf(f, "weft_fd_waits %lld\n", (long long)SUM(fd_waits));
     weft_stats_write_header(f, "weft_blocked_handler_total", "counter", "Plugin code slices that held an event loop past blocking.threshold_ms.");
     fprintf(f, "weft_blocked_handler_total %llu\n", (unsigned long long)weft_blocking_total());
 

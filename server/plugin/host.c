@@ -6,6 +6,7 @@
 #include "db/db_tx.h"
 #include "dispatch/dispatch.h"
 #include "request/route.h"
+#include "dispatch/fdwait.h"
 #include "dispatch/hostsync.h"
 #include "base/log.h"
 #include "request/request.h"
@@ -93,4 +94,6 @@ const weft_host weft_host_table = {
     .res_flush_async = weft_flush_res_flush_async,
     .res_sse = weft_stream_res_sse,
     .init_plugin_state = weft_route_init_init_plugin_state,
+    .fd_wait = weft_fdwait_fd_wait,
+    .fd_wait_async = weft_fdwait_fd_wait_async,
 };

@@ -103,6 +103,11 @@ wt_load *wt_load_start(const wt_server *s, int clients, const char *const *paths
 /** Stops and joins the clients; fills the counts and frees the load. */
 void wt_load_stop(wt_load *l, long *ok, long *failed, char *last_failure, size_t size);
 
+/** The value of one exact series ("name" or "name{labels}") on /metrics; -1 if absent. */
+double wt_metric(const wt_server *s, const char *key);
+/** Polls /metrics until `key` equals `want` (a gauge back to 0); fails the test after limit_ms. */
+void wt_wait_metric_eq(const wt_server *s, const char *key, double want, double limit_ms);
+
 /** Runs `weft ARGS...` to completion; stdout+stderr into out (malloc'd). Returns the exit status. */
 int wt_run(char **out, const char *const *args, const char *const *extra_env);
 

@@ -101,6 +101,17 @@ typedef enum weft_isolation {
     WEFT_REPEATABLE_READ = 1,
     WEFT_SERIALIZABLE = 2 /**< may fail with SQLSTATE 40001: retry the whole transaction */
 } weft_isolation;
+/** fd_wait events: the descriptor is readable / writable (a hang-up or error counts as both). */
+#define WEFT_FD_READ 1u
+#define WEFT_FD_WRITE 2u
+
+/**
+ * Completion of fd_wait_async(), on the loop thread that owns `req`. `rc` is
+ * WEFT_OK with the ready events in `revents`, WEFT_TIMEOUT (revents 0), or an
+ * error (WEFT_ERROR: a bad descriptor; WEFT_UNAVAILABLE: out of memory or of
+ * file descriptors).
+ */
+typedef void (*weft_fd_callback)(weft_req *req, void *arg, int rc, unsigned revents);
 
 /**
  * Services the host offers a plugin. Handed to init(); a plugin keeps the
@@ -308,6 +319,22 @@ typedef struct weft_host {
      * configuration (NULL without a load hook). In load(): NULL.
      */
     void *(*init_plugin_state)(const weft_init *ctx);
+    /* ---- waiting on the plugin's own file descriptors (check WEFT_HOST_HAS(host, fd_wait)) ---- */
+    /**
+     * Waits until `fd` is ready for `events` (WEFT_FD_READ and/or
+     * WEFT_FD_WRITE) or `timeout_ms` passed (< 0: no timeout). Blocking
+     * style: blocks a pool worker (poll), suspends a coroutine while its loop
+     * serves others. Returns WEFT_OK with the ready events in *revents (may be
+     * NULL), WEFT_TIMEOUT, WEFT_ERROR (bad descriptor or events) or
+     * WEFT_UNAVAILABLE (out of memory or of descriptors). The plugin keeps
+     * owning `fd` and must not close it while the wait runs; on a loop the
+     * host watches a private dup() of it, and the open file is switched to
+     * O_NONBLOCK for good. Readiness is level-triggered: read or write until
+     * EAGAIN before waiting again, or the wait returns at once.
+     */
+    int (*fd_wait)(weft_req *req, int fd, unsigned events, int timeout_ms, unsigned *revents);
+    /** Callback form of fd_wait for reactive handlers (loop thread only); `cb` runs exactly once. */
+    void (*fd_wait_async)(weft_req *req, int fd, unsigned events, int timeout_ms, weft_fd_callback cb, void *arg);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
