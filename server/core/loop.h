@@ -40,6 +40,7 @@ typedef struct weft_loop {
     struct weft_coro_pool *coros; /* coroutine stacks (dispatch/) */
     struct weft_dbloop *db, *db_retired; /* database connections (db/) */
     struct weft_txset *txset;            /* sessions held by transactions (db/) */
+    struct weft_outbound *outbound;      /* outbound HTTP upstreams (outbound/) */
     /* The loop's own business. */
     h2o_accept_ctx_t *accept_ctxs;     /* one per main listener (its TLS context differs) */
     h2o_accept_ctx_t admin_accept_ctx; /* loop 0 only */

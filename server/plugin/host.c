@@ -8,6 +8,7 @@
 #include "request/route.h"
 #include "dispatch/fdwait.h"
 #include "dispatch/hostsync.h"
+#include "outbound/outbound.h"
 #include "base/log.h"
 #include "request/request.h"
 #include "request/stream.h"
@@ -96,4 +97,9 @@ const weft_host weft_host_table = {
     .init_plugin_state = weft_route_init_init_plugin_state,
     .fd_wait = weft_fdwait_fd_wait,
     .fd_wait_async = weft_fdwait_fd_wait_async,
+    .http_fetch = weft_http_host_http_fetch,
+    .http_fetch_all = weft_http_host_http_fetch_all,
+    .http_fetch_async = weft_http_host_http_fetch_async,
+    .http_header = weft_fetch_http_header,
+    .http_free = weft_fetch_http_free,
 };

@@ -11,6 +11,7 @@
 #include "core/loop.h"
 #include "db/db.h"
 #include "db/db_tx.h"
+#include "outbound/outbound.h"
 #include "dev/dev.h"
 #include "dispatch/dispatch.h"
 #include "http/http.h"
@@ -134,6 +135,7 @@ int weft_server_run(weft_generation *gen)
     weft_dispatch_attach(cfg->coroutine.stack_size);
     weft_db_attach();
     weft_db_tx_attach();
+    weft_outbound_attach();
     weft_loops_conf lc = {.h2o = &proc.h2o,
                           .main_hosts = proc.main_hosts,
                           .admin_hosts = proc.admin_hosts,

@@ -596,3 +596,32 @@ void wt_wait_metric_eq(const wt_server *s, const char *key, double want, double 
             cr_assert_fail("%s stayed %g (wanted %g) for %.0f ms", key, v, want, limit_ms);
     }
 }
+
+int wt_mock_start(pid_t *pid)
+{
+    int out[2];
+    cr_assert_eq(pipe(out), 0);
+    *pid = fork();
+    cr_assert_geq(*pid, 0);
+    if (*pid == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        close(out[1]);
+        execl("/usr/bin/python3", "python3", WEFT_SOURCE_DIR "/tests/support/mock_upstream.py", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    FILE *f = fdopen(out[0], "r");
+    int port = 0;
+    cr_assert(f != NULL && fscanf(f, "port %d", &port) == 1, "the mock upstream did not start");
+    fclose(f);
+    return port;
+}
+
+void wt_mock_stop(pid_t pid)
+{
+    if (pid <= 0)
+        return;
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+}

@@ -108,6 +108,10 @@ double wt_metric(const wt_server *s, const char *key);
 /** Polls /metrics until `key` equals `want` (a gauge back to 0); fails the test after limit_ms. */
 void wt_wait_metric_eq(const wt_server *s, const char *key, double want, double limit_ms);
 
+/** Starts tests/support/mock_upstream.py on 127.0.0.1; returns its port. */
+int wt_mock_start(pid_t *pid);
+void wt_mock_stop(pid_t pid);
+
 /** Runs `weft ARGS...` to completion; stdout+stderr into out (malloc'd). Returns the exit status. */
 int wt_run(char **out, const char *const *args, const char *const *extra_env);
 

@@ -113,6 +113,61 @@ typedef enum weft_isolation {
  */
 typedef void (*weft_fd_callback)(weft_req *req, void *arg, int rc, unsigned revents);
 
+/** Why an outbound HTTP call gave no response (weft_http_response.error). */
+typedef enum weft_http_error {
+    WEFT_HTTP_OK = 0,               /**< a response arrived, whatever its status */
+    WEFT_HTTP_BAD_REQUEST = 1,      /**< the call itself is wrong: URL, method or header (logged) */
+    WEFT_HTTP_DNS = 2,              /**< the host name did not resolve */
+    WEFT_HTTP_REFUSED = 3,          /**< connection refused or host unreachable */
+    WEFT_HTTP_CONNECT_TIMEOUT = 4,  /**< no connection (DNS, TCP and TLS) within connect_timeout_ms */
+    WEFT_HTTP_TIMEOUT = 5,          /**< no complete response within timeout_ms */
+    WEFT_HTTP_TLS = 6,              /**< TLS handshake or certificate verification failed */
+    WEFT_HTTP_RESET = 7,            /**< the upstream closed or reset the connection mid-exchange */
+    WEFT_HTTP_TOO_LARGE = 8,        /**< the response body is larger than max_body */
+    WEFT_HTTP_PROTOCOL = 9,         /**< the answer is not valid HTTP/1.x */
+    WEFT_HTTP_NO_RESOURCES = 10,    /**< out of memory or of file descriptors here */
+    WEFT_HTTP_CANCELLED = 11        /**< the server is shutting down */
+} weft_http_error;
+
+/**
+ * One outbound HTTP/1.1 request, built by the plugin; the host copies what it
+ * needs before the call returns. Initialise with WEFT_HTTP_REQUEST_INIT (the
+ * host reads struct_size to know which fields the plugin has).
+ */
+typedef struct weft_http_request {
+    uint32_t struct_size;
+    const char *method;          /**< NULL: "GET" */
+    const char *url;             /**< "http://host[:port]/path?query" or "https://..." */
+    const char *const *headers;  /**< NULL, or name, value, name, value, ..., NULL */
+    const void *body;            /**< sent with a Content-Length */
+    size_t body_len;
+    int connect_timeout_ms;      /**< DNS + TCP + TLS; 0: 5000 */
+    int timeout_ms;              /**< the whole exchange; 0: 30000 */
+    size_t max_body;             /**< largest response body accepted; 0: 1 MiB */
+    const char *ca_file;         /**< https: trust only the CAs in this PEM file; NULL: the system store */
+    int max_connections;         /**< per loop and upstream, set by the first call to it; 0: 64 */
+} weft_http_request;
+
+#define WEFT_HTTP_REQUEST_INIT {.struct_size = sizeof(weft_http_request)}
+
+/** The outcome of one outbound call; owned by the plugin until http_free(). */
+typedef struct weft_http_response {
+    int error;                  /**< weft_http_error */
+    int status;                 /**< the HTTP status; 0 unless error is WEFT_HTTP_OK */
+    const char *error_text;     /**< what went wrong, for logs ("" when nothing did) */
+    size_t n_headers;
+    const char *const *headers; /**< name (lower case), value, name, value, ... */
+    const char *body;           /**< followed by a NUL (the body may contain NULs) */
+    size_t body_len;
+} weft_http_response;
+
+/**
+ * Completion of http_fetch_async(), on the loop thread that owns `req`. `rc`
+ * as for http_fetch; `res` (NULL only when out of memory) belongs to the
+ * callback, which frees it with http_free().
+ */
+typedef void (*weft_http_callback)(weft_req *req, void *arg, int rc, weft_http_response *res);
+
 /**
  * Services the host offers a plugin. Handed to init(); a plugin keeps the
  * pointer (it stays valid until the plugin is unloaded).
@@ -335,6 +390,31 @@ typedef struct weft_host {
     int (*fd_wait)(weft_req *req, int fd, unsigned events, int timeout_ms, unsigned *revents);
     /** Callback form of fd_wait for reactive handlers (loop thread only); `cb` runs exactly once. */
     void (*fd_wait_async)(weft_req *req, int fd, unsigned events, int timeout_ms, weft_fd_callback cb, void *arg);
+
+    /* ---- outbound HTTP/1.1 client (check WEFT_HOST_HAS(host, http_free)) ---- */
+    /**
+     * Sends `rq` and waits for the whole response. Blocking style: blocks a
+     * pool worker, suspends a coroutine. Connections are kept alive and
+     * pooled per loop and upstream; https verifies the certificate chain and
+     * the host name. Returns WEFT_OK when a response arrived (any status;
+     * answer as you see fit), WEFT_TIMEOUT (connect or total timeout: 504),
+     * WEFT_UNAVAILABLE (DNS, refused, TLS, reset, malformed, too large, out
+     * of resources: 502/503), WEFT_ERROR (a bad request: a bug), or
+     * WEFT_CANCELLED. *res is always set (NULL only when out of memory) and
+     * tells exactly what happened; free it with http_free().
+     */
+    int (*http_fetch)(weft_req *req, const weft_http_request *rq, weft_http_response **res);
+    /**
+     * Sends n requests at once (rqs is an array of n weft_http_request) and
+     * waits until every one has its outcome in res[i] (each as http_fetch).
+     * Returns WEFT_OK once all are done, or an error when none could start.
+     */
+    int (*http_fetch_all)(weft_req *req, size_t n, const weft_http_request *rqs, weft_http_response **res);
+    /** Callback form for reactive handlers (loop thread only); several may run at once. */
+    void (*http_fetch_async)(weft_req *req, const weft_http_request *rq, weft_http_callback cb, void *arg);
+    /** A response header's value (name case-insensitive), or NULL. */
+    const char *(*http_header)(const weft_http_response *res, const char *name);
+    void (*http_free)(weft_http_response *res);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
