@@ -134,6 +134,13 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
                 (double)atomic_load_explicit(&weft_stats_loop_at(i)->lag_ns, memory_order_relaxed) / 1e9);
     weft_stats_write_header(f, "weft_fd_waits", "gauge", "Plugin waits on their own file descriptors in progress (fd_wait).");
     fprintf(f, "weft_fd_waits %lld\n", (long long)SUM(fd_waits));
+    static const char *const outcomes[12] = {"ok", "bad_request", "dns", "refused", "connect_timeout", "timeout",
+                                             "tls", "reset", "too_large", "protocol", "no_resources", "cancelled"};
+    weft_stats_write_header(f, "weft_outbound_requests_total", "counter",
+                            "Outbound HTTP calls made by plugins, by outcome (ok: a response of any status).");
+    for (int i = 0; i < 12; i++)
+        fprintf(f, "weft_outbound_requests_total{outcome=\"%s\"} %llu\n", outcomes[i],
+                (unsigned long long)SUM(outbound[i]));
     weft_stats_write_header(f, "weft_blocked_handler_total", "counter", "Plugin code slices that held an event loop past blocking.threshold_ms.");
     fprintf(f, "weft_blocked_handler_total %llu\n", (unsigned long long)weft_blocking_total());
 

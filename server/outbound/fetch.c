@@ -271,6 +271,8 @@ static void finish(weft_fetch *f, int error, const char *text)
     if (f->finished)
         return;
     f->finished = 1;
+    if (error >= 0 && error < 12)
+        weft_stat_add(&f->loop->stats->outbound[error], 1);
     weft_timers_cancel(f->loop->timers, &f->connect_timer);
     weft_timers_cancel(f->loop->timers, &f->total_timer);
     if (f->up != NULL)
@@ -402,8 +404,16 @@ static h2o_http1client_head_cb on_connect(h2o_http1client_t *client, const char 
     return on_head;
 }
 
+static void on_connect_timeout(weft_timer *t);
+
+/* The connect timeout starts here, not while the call waits for a slot of
+ * its upstream: that wait counts against the total timeout only. */
 static void go(weft_fetch *f, h2o_socketpool_t *pool, h2o_http1client_ctx_t *ctx)
 {
+    if (weft_timers_add(f->loop->timers, &f->connect_timer, (uint64_t)f->connect_timeout_ms, on_connect_timeout) != 0) {
+        finish(f, WEFT_HTTP_NO_RESOURCES, "out of memory for a timer");
+        return;
+    }
     h2o_http1client_connect_with_pool(&f->client, f, ctx, pool, on_connect);
 }
 
@@ -432,6 +442,8 @@ void weft_fetch_start(weft_fetch *f, weft_loop *L)
 {
     f->loop = L;
     if (f->finished) { /* refused while copying */
+        if (f->res != NULL)
+            weft_stat_add(&L->stats->outbound[f->res->error], 1);
         f->on_done(f);
         return;
     }
@@ -439,8 +451,7 @@ void weft_fetch_start(weft_fetch *f, weft_loop *L)
     const char *why = NULL;
     if ((f->up = weft_upstream_get(L, f, &why)) == NULL) {
         finish(f, f->is_ssl && strcmp(why, "out of memory") != 0 ? WEFT_HTTP_TLS : WEFT_HTTP_NO_RESOURCES, why);
-    } else if (weft_timers_add(L->timers, &f->connect_timer, (uint64_t)f->connect_timeout_ms, on_connect_timeout) != 0 ||
-               weft_timers_add(L->timers, &f->total_timer, (uint64_t)f->timeout_ms, on_total_timeout) != 0) {
+    } else if (weft_timers_add(L->timers, &f->total_timer, (uint64_t)f->timeout_ms, on_total_timeout) != 0) {
         finish(f, WEFT_HTTP_NO_RESOURCES, "out of memory for a timer");
     } else {
         weft_upstream_submit(f->up, f);

@@ -2,6 +2,7 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,9 +42,12 @@ static int same(const char *a, const char *b)
     return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-/* Certificate chain and host name both verified: h2o checks the name after
- * the handshake and only waives a mismatch when SSL_VERIFY_PEER is off. */
-static SSL_CTX *client_tls(const char *ca_file, const char **why)
+/* Certificate chain and host name both verified by OpenSSL. h2o 2.2.5 checks
+ * the name itself only when the handshake ends without pending output, so
+ * under TLS 1.3 (the client's Finished still to send) it never does: the
+ * name goes into the context's verify parameters instead — one context per
+ * upstream, so one name each. */
+static SSL_CTX *client_tls(const char *host, const char *ca_file, const char **why)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (ctx == NULL) {
@@ -52,6 +56,14 @@ static SSL_CTX *client_tls(const char *ca_file, const char **why)
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    X509_VERIFY_PARAM *vp = SSL_CTX_get0_param(ctx);
+    X509_VERIFY_PARAM_set_hostflags(vp, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    /* an IP literal is matched against IP addresses in the certificate */
+    if (X509_VERIFY_PARAM_set1_ip_asc(vp, host) != 1 && X509_VERIFY_PARAM_set1_host(vp, host, 0) != 1) {
+        *why = "cannot set the name to verify";
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
     int ok = ca_file != NULL ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL) : SSL_CTX_set_default_verify_paths(ctx);
     if (ok != 1) {
         *why = ca_file != NULL ? "cannot load the CA file" : "cannot load the system CA store";
@@ -74,7 +86,7 @@ weft_upstream *weft_upstream_get(weft_loop *L, const weft_fetch *f, const char *
     *why = "out of memory";
     if (u == NULL || (u->host = strdup(f->host)) == NULL || (f->ca_file != NULL && (u->ca_file = strdup(f->ca_file)) == NULL))
         goto fail;
-    if (f->is_ssl && (u->ssl = client_tls(f->ca_file, why)) == NULL)
+    if (f->is_ssl && (u->ssl = client_tls(f->host, f->ca_file, why)) == NULL)
         goto fail;
     u->loop = L;
     u->port = f->port;

@@ -597,7 +597,9 @@ void wt_wait_metric_eq(const wt_server *s, const char *key, double want, double 
     }
 }
 
-int wt_mock_start(pid_t *pid)
+int wt_mock_start(pid_t *pid) { return wt_mock_start_tls(pid, NULL, NULL); }
+
+int wt_mock_start_tls(pid_t *pid, const char *cert, const char *key)
 {
     int out[2];
     cr_assert_eq(pipe(out), 0);
@@ -607,7 +609,11 @@ int wt_mock_start(pid_t *pid)
         dup2(out[1], 1);
         close(out[0]);
         close(out[1]);
-        execl("/usr/bin/python3", "python3", WEFT_SOURCE_DIR "/tests/support/mock_upstream.py", (char *)NULL);
+        const char *script = WEFT_SOURCE_DIR "/tests/support/mock_upstream.py";
+        if (cert != NULL)
+            execl("/usr/bin/python3", "python3", script, "--tls", cert, key, (char *)NULL);
+        else
+            execl("/usr/bin/python3", "python3", script, (char *)NULL);
         _exit(127);
     }
     close(out[1]);

@@ -110,6 +110,8 @@ void wt_wait_metric_eq(const wt_server *s, const char *key, double want, double 
 
 /** Starts tests/support/mock_upstream.py on 127.0.0.1; returns its port. */
 int wt_mock_start(pid_t *pid);
+/** The same over https with the given PEM certificate and key. */
+int wt_mock_start_tls(pid_t *pid, const char *cert, const char *key);
 void wt_mock_stop(pid_t pid);
 
 /** Runs `weft ARGS...` to completion; stdout+stderr into out (malloc'd). Returns the exit status. */

@@ -10,9 +10,12 @@ Prints "port N" once it listens on 127.0.0.1 (port 0: any free one). Paths:
   /big/{bytes}/...              a body of that many bytes
   /stats                        {"connections":N,"requests":M} so far
 Keep-alive, Content-Length framing, one thread per connection.
+With --tls CERT KEY it speaks https, on 127.0.0.1 and (if it can) on ::1 at
+the same port, so https://localhost:N works whichever address resolves.
 """
 import json
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -85,10 +88,27 @@ class Server(ThreadingHTTPServer):
         pass  # clients that hang up (timeouts, resets under test) are expected
 
 
+class Server6(Server):
+    address_family = socket.AF_INET6
+
+
 def main():
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    srv = Server(("127.0.0.1", port), Handler)
+    tls = None
+    if len(sys.argv) == 4 and sys.argv[1] == "--tls":
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(sys.argv[2], sys.argv[3])
+    srv = Server(("127.0.0.1", 0), Handler)
+    servers = [srv]
+    if tls is not None:
+        try:
+            servers.append(Server6(("::1", srv.server_address[1]), Handler))
+        except OSError:
+            pass
+        for s in servers:
+            s.socket = tls.wrap_socket(s.socket, server_side=True, do_handshake_on_connect=False)
     print("port %d" % srv.server_address[1], flush=True)
+    for s in servers[1:]:
+        threading.Thread(target=s.serve_forever, daemon=True).start()
     srv.serve_forever()
 
 
