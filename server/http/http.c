@@ -11,13 +11,9 @@
 #include "request/respond.h"
 #include "request/stream.h"
 
-/* Ties a weft_req to the h2o request that carries it. Allocated in the h2o
- * request's pool with a dispose hook, so when h2o frees the request early
- * (client gone, HTTP/2 reset) the weft_req learns it and answers nobody. */
-typedef struct weft_req_link {
-    h2o_req_t *req;
-    weft_req *wr;
-} weft_req_link;
+/* The link (request/request.h) is allocated in the h2o request's pool with a
+ * dispose hook, so when h2o frees the request early (client gone, HTTP/2
+ * reset) the weft_req learns it and answers nobody. */
 
 static void on_link_dispose(void *p)
 {

@@ -186,6 +186,6 @@ static void outbound_teardown(weft_loop *L)
     L->outbound = NULL;
 }
 
-static const weft_loop_hook outbound_hook = {outbound_setup, outbound_teardown};
+static const weft_loop_hook outbound_hook = {.setup = outbound_setup, .teardown = outbound_teardown};
 
 void weft_outbound_attach(void) { weft_loop_add_hook(&outbound_hook); }

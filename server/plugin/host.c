@@ -9,6 +9,7 @@
 #include "dispatch/fdwait.h"
 #include "dispatch/hostsync.h"
 #include "outbound/outbound.h"
+#include "ws/ws.h"
 #include "base/log.h"
 #include "request/request.h"
 #include "request/stream.h"
@@ -102,4 +103,9 @@ const weft_host weft_host_table = {
     .http_fetch_async = weft_http_host_http_fetch_async,
     .http_header = weft_fetch_http_header,
     .http_free = weft_fetch_http_free,
+    .ws_accept = weft_ws_ws_accept,
+    .ws_recv = weft_ws_ws_recv,
+    .ws_on_message = weft_ws_ws_on_message,
+    .ws_send = weft_ws_ws_send,
+    .ws_close = weft_ws_ws_close,
 };

@@ -91,7 +91,18 @@ struct weft_req {
     void (*flush_done)(weft_req *r, int rc); /* the waiter of the flush in progress (dispatch/) */
     void *flush_arg;
     weft_defer *defers;    /* run when the handler has finished */
+    /* Set by a host facility that outlives the handler's own work (a
+     * WebSocket): runs on the loop thread when the request completes. */
+    void (*on_finish)(weft_req *r, void *data);
+    void *on_finish_data;
 };
+
+/** Ties a weft_req to the h2o request carrying it (http/ owns it; a facility
+ *  that takes the connection over, like a WebSocket upgrade, cuts it). */
+typedef struct weft_req_link {
+    struct st_h2o_req_t *req;
+    weft_req *wr;
+} weft_req_link;
 
 /** Allocates from the request's arena; freed with the request. NULL on OOM. */
 void *weft_req_alloc(weft_req *r, size_t size);

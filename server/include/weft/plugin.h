@@ -168,6 +168,25 @@ typedef struct weft_http_response {
  */
 typedef void (*weft_http_callback)(weft_req *req, void *arg, int rc, weft_http_response *res);
 
+/** An accepted WebSocket. Opaque; valid until its request is complete. */
+typedef struct weft_ws weft_ws;
+
+/** WebSocket message types (the RFC 6455 opcodes). */
+#define WEFT_WS_TEXT 1
+#define WEFT_WS_BINARY 2
+#define WEFT_WS_CLOSE 8
+#define WEFT_WS_PING 9
+#define WEFT_WS_PONG 10
+
+/**
+ * A message for a reactive WebSocket, on the loop thread that owns it: type
+ * WEFT_WS_TEXT, WEFT_WS_BINARY or WEFT_WS_PONG with the payload (valid during
+ * the call), or WEFT_WS_CLOSE once it closed, with data NULL and `len` the
+ * close code (1006: the connection just went). After the WEFT_WS_CLOSE call
+ * returns the host completes the request; the handler never calls done().
+ */
+typedef void (*weft_ws_callback)(weft_ws *ws, void *arg, int type, const void *data, size_t len);
+
 /**
  * Services the host offers a plugin. Handed to init(); a plugin keeps the
  * pointer (it stays valid until the plugin is unloaded).
@@ -415,6 +434,36 @@ typedef struct weft_host {
     /** A response header's value (name case-insensitive), or NULL. */
     const char *(*http_header)(const weft_http_response *res, const char *name);
     void (*http_free)(weft_http_response *res);
+
+    /* ---- WebSockets (check WEFT_HOST_HAS(host, ws_close)) ---- */
+    /**
+     * Accepts a WebSocket handshake (HTTP/1.1 GET with Upgrade: websocket):
+     * the host answers 101 and the request stays open as long as the socket.
+     * NULL when the request is not a handshake (answer 400 yourself) or the
+     * client is gone. Blocking style in pool and coroutine, immediate in
+     * reactive handlers.
+     */
+    weft_ws *(*ws_accept)(weft_req *req);
+    /**
+     * Blocking-style receive (pool: blocks the worker; coroutine: suspends).
+     * WEFT_OK with *type (WEFT_WS_TEXT, _BINARY, _PONG), *data and *len (valid
+     * until the next ws_recv); WEFT_TIMEOUT after timeout_ms (< 0: none);
+     * WEFT_CANCELLED once the socket closed, with *type WEFT_WS_CLOSE and
+     * *len the close code. Return from the handler then.
+     */
+    int (*ws_recv)(weft_ws *ws, int timeout_ms, int *type, const void **data, size_t *len);
+    /** Reactive handlers: `cb` gets every message (loop thread); return WEFT_AGAIN from handle_async. */
+    void (*ws_on_message)(weft_ws *ws, weft_ws_callback cb, void *arg);
+    /**
+     * Queues a WEFT_WS_TEXT, _BINARY or _PING message (the data is copied).
+     * Any thread, for any open socket whose request is not complete — so a
+     * room may broadcast from one handler to sockets of every loop. Returns
+     * WEFT_OK, WEFT_CANCELLED when the socket is closing, WEFT_UNAVAILABLE
+     * when its send queue is full (a slow reader; it is then closed, 1008).
+     */
+    int (*ws_send)(weft_ws *ws, int type, const void *data, size_t len);
+    /** Starts the closing handshake with `code` (1000 normal, 4000-4999 yours) and a short reason. Any thread. */
+    void (*ws_close)(weft_ws *ws, int code, const char *reason);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
