@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """WebSocket test client for the chat plugin (Debian's python3-websockets).
 
-  ws_client.py broadcast URL N M   N clients, each sends M messages; every
-                                   client must receive all N*M: prints
-                                   "ok RECEIVED" or "lost MISSING"
+  ws_client.py broadcast URL N M [S]  N clients, each (or the first S) sends
+                                   M messages; every client must receive
+                                   them all: prints "ok RECEIVED" or
+                                   "lost MISSING"
   ws_client.py close URL CODE      asks the server to close with CODE; prints
                                    "closed CODE" with the code it got
   ws_client.py ping URL            a ping must come back as a pong: "pong"
@@ -38,8 +39,8 @@ async def connect(url, n):
         await asyncio.sleep(0.05)
 
 
-async def round_trip(clients, m, tag):
-    n = len(clients)
+async def round_trip(clients, m, tag, senders=None):
+    n = len(clients) if senders is None else senders
     expected = {"%s-%d-%d" % (tag, i, k) for i in range(n) for k in range(m)}
 
     async def reader(c):
@@ -55,7 +56,7 @@ async def round_trip(clients, m, tag):
 
     readers = [asyncio.ensure_future(reader(c)) for c in clients]
     for k in range(m):
-        await asyncio.gather(*[c.send("%s-%d-%d" % (tag, i, k)) for i, c in enumerate(clients)])
+        await asyncio.gather(*[c.send("%s-%d-%d" % (tag, i, k)) for i, c in enumerate(clients[:n])])
     results = await asyncio.gather(*readers)
     missing = sum(len(expected) - len(g) for g in results)
     return "ok %d" % sum(len(g) for g in results) if missing == 0 else "lost %d" % missing
@@ -65,7 +66,8 @@ async def main():
     mode, url = sys.argv[1], sys.argv[2]
     if mode == "broadcast":
         clients = await connect(url, int(sys.argv[3]))
-        print(await round_trip(clients, int(sys.argv[4]), "b"), flush=True)
+        senders = int(sys.argv[5]) if len(sys.argv) > 5 else None
+        print(await round_trip(clients, int(sys.argv[4]), "b", senders), flush=True)
         await asyncio.gather(*[c.close() for c in clients])
     elif mode == "close":
         c = await websockets.connect(url, ping_interval=None)
