@@ -243,6 +243,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     static const char *const coro_keys[] = {"stack_size", NULL};
     static const char *const blocking_keys[] = {"threshold_ms", "interval_s", NULL};
     static const char *const shutdown_keys[] = {"grace_s", NULL};
+    static const char *const ws_keys[] = {"max_message", "idle_timeout_s", NULL};
 
     config_setting_t *g;
     cfg->limits.max_body = 1024 * 1024;
@@ -361,6 +362,15 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         weft_cfg_check_keys(v, g, "shutdown", shutdown_keys);
         cfg->shutdown.grace_s = (int)weft_cfg_int(v, g, "shutdown", "grace_s", 0, 3600, 10);
     }
+
+    cfg->websocket.max_message = 1024 * 1024;
+    cfg->websocket.idle_timeout_s = 300;
+    if ((g = weft_cfg_member(v, root, "", "websocket", CONFIG_TYPE_GROUP)) != NULL) {
+        weft_cfg_check_keys(v, g, "websocket", ws_keys);
+        cfg->websocket.max_message =
+            (size_t)weft_cfg_int(v, g, "websocket", "max_message", 125, 64 * 1024 * 1024, 1024 * 1024);
+        cfg->websocket.idle_timeout_s = (int)weft_cfg_int(v, g, "websocket", "idle_timeout_s", 1, 86400, 300);
+    }
 }
 
 /* The text is kept: a plugin-only reload rebuilds from exactly the config
@@ -402,7 +412,7 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
 {
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
-                                           "admin",     "watch",    "pid_file",    "observability", "user", "plugins", "state_dir", NULL};
+                                           "admin",     "watch",    "pid_file",    "observability", "user", "plugins", "state_dir", "websocket", NULL};
     weft_config *cfg = weft_cfg_calloc(1, sizeof(*cfg));
     cfg->path = weft_cfg_strdup(path);
     cfg->text = weft_cfg_strdup(text);

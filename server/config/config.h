@@ -75,6 +75,12 @@ typedef struct weft_route_file {
     config_t lc; /* owns its routes' options groups: lives as long as the config */
 } weft_route_file;
 
+/** WebSockets accepted by plugins (websocket group). */
+typedef struct weft_ws_cfg {
+    size_t max_message; /* largest message received, in bytes; larger: closed with 1009 */
+    int idle_timeout_s; /* nothing received for this long: closed with 1001 */
+} weft_ws_cfg;
+
 typedef struct weft_config {
     char *path; /* the file read */
     char *text; /* its contents, as parsed */
@@ -122,6 +128,7 @@ typedef struct weft_config {
     struct {
         int grace_s;
     } shutdown;
+    weft_ws_cfg websocket;
     weft_db_cfg database;
     struct {
         int enabled;

@@ -240,6 +240,9 @@ static void on_stop(weft_msg *m)
     weft_timers_cancel(L->timers, &L->accept_retry);
     /* Idle keep-alive connections close now; busy ones after their response. */
     h2o_context_request_shutdown(&L->ctx);
+    for (int i = 0; i < n_hooks; i++)
+        if (hooks[i]->stop != NULL)
+            hooks[i]->stop(L);
 }
 
 void weft_loops_stop(int grace_s)

@@ -42,6 +42,8 @@ typedef struct weft_loop {
     struct weft_coro_pool *coros; /* coroutine stacks (dispatch/) */
     struct weft_dbloop *db, *db_retired; /* database connections (db/) */
     struct weft_txset *txset;            /* sessions held by transactions (db/) */
+    struct weft_outbound *outbound;      /* outbound HTTP upstreams (outbound/) */
+    struct weft_wsloop *ws;              /* open WebSockets (ws/) */
     /* The loop's own business. */
     h2o_accept_ctx_t *accept_ctxs;     /* one per main listener (its TLS context differs) */
     h2o_accept_ctx_t admin_accept_ctx; /* loop 0 only */
@@ -97,6 +99,7 @@ typedef struct weft_loops_conf {
 typedef struct weft_loop_hook {
     int (*setup)(weft_loop *L);
     void (*teardown)(weft_loop *L);
+    void (*stop)(weft_loop *L); /* optional: the loop starts draining (SIGTERM) */
 } weft_loop_hook;
 
 /** The loop running on this thread, or NULL off the loops. */

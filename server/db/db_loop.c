@@ -587,6 +587,6 @@ static void dbloop_teardown(weft_loop *L)
     weft_dbloop_reap(L, 1);
 }
 
-static const weft_loop_hook dbloop_hook = {NULL, dbloop_teardown};
+static const weft_loop_hook dbloop_hook = {.teardown = dbloop_teardown};
 
 void weft_db_attach(void) { weft_loop_add_hook(&dbloop_hook); }

@@ -173,7 +173,7 @@ static weft_txset *txset_for(weft_req *r)
 
 static void txset_teardown(weft_loop *L) { weft_txset_close(L); }
 
-static const weft_loop_hook txset_hook = {NULL, txset_teardown};
+static const weft_loop_hook txset_hook = {.teardown = txset_teardown};
 
 void weft_db_tx_attach(void) { weft_loop_add_hook(&txset_hook); }
 

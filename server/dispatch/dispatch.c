@@ -279,7 +279,7 @@ static void coro_teardown(weft_loop *L)
     weft_coro_thread_cleanup();
 }
 
-static const weft_loop_hook coro_hook = {coro_setup, coro_teardown};
+static const weft_loop_hook coro_hook = {.setup = coro_setup, .teardown = coro_teardown};
 
 void weft_dispatch_attach(size_t stack_size)
 {

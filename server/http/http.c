@@ -13,17 +13,9 @@
 #include "request/respond.h"
 #include "request/stream.h"
 
-/* Ties a weft_req to the h2o request that carries it. Allocated in the h2o
- * request's pool with a dispose hook, so when h2o frees the request early
- * (client gone, HTTP/2 reset) the weft_req learns it and answers nobody. */
-typedef struct weft_req_link {
-    h2o_req_t *req;
-    weft_req *wr;
-    /* HTTP/1 only: h2o stops reading while a request is handled, so it would
-     * not see the client leave; weft watches the socket meanwhile. */
-    h2o_socket_t *h1_sock;
-    struct weft_req_link *h1_prev, *h1_next;
-} weft_req_link;
+/* The link (request/request.h) is allocated in the h2o request's pool with a
+ * dispose hook, so when h2o frees the request early (client gone, HTTP/2
+ * reset) the weft_req learns it and answers nobody. */
 
 /* This loop's watched HTTP/1 sockets (a socket's `data` is h2o's). */
 static _Thread_local weft_req_link *h1_watched;
@@ -46,6 +38,10 @@ static void h1_unwatch(weft_req_link *link, int stop_reading)
         link->h1_next->h1_prev = link->h1_prev;
     link->h1_sock = NULL;
 }
+
+/* A facility taking the connection over (a WebSocket upgrade) reads it from
+ * now on: the watch must let go first. */
+static void detach_link(weft_req_link *link) { h1_unwatch(link, 1); }
 
 static void on_cancel_timer(weft_timer *t)
 {
@@ -280,7 +276,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (r->conn != NULL)
         weft_conn_busy(r->conn, +1);
     weft_req_link *link = h2o_mem_alloc_shared(&req->pool, sizeof(*link), on_link_dispose);
-    *link = (weft_req_link){.req = req, .wr = r};
+    *link = (weft_req_link){.req = req, .wr = r, .detach = detach_link};
     r->link = link;
     r->hreq = req;
     r->loop = L;

@@ -150,6 +150,22 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     for (int i = 0; i < weft_stats_loop_count(); i++)
         fprintf(f, "weft_event_loop_lag_seconds{loop=\"%d\"} %.6f\n", i,
                 (double)atomic_load_explicit(&weft_stats_loop_at(i)->lag_ns, memory_order_relaxed) / 1e9);
+    weft_stats_write_header(f, "weft_fd_waits", "gauge", "Plugin waits on their own file descriptors in progress (fd_wait).");
+    fprintf(f, "weft_fd_waits %lld\n", (long long)SUM(fd_waits));
+    weft_stats_write_header(f, "weft_websockets_open", "gauge", "WebSockets open.");
+    fprintf(f, "weft_websockets_open %lld\n", (long long)SUM(ws_open));
+    weft_stats_write_header(f, "weft_websockets_accepted_total", "counter", "WebSocket upgrades accepted.");
+    fprintf(f, "weft_websockets_accepted_total %llu\n", (unsigned long long)SUM(ws_accepted));
+    weft_stats_write_header(f, "weft_websocket_messages_total", "counter", "WebSocket messages, by direction.");
+    fprintf(f, "weft_websocket_messages_total{direction=\"in\"} %llu\n", (unsigned long long)SUM(ws_msgs[0]));
+    fprintf(f, "weft_websocket_messages_total{direction=\"out\"} %llu\n", (unsigned long long)SUM(ws_msgs[1]));
+    static const char *const outcomes[12] = {"ok", "bad_request", "dns", "refused", "connect_timeout", "timeout",
+                                             "tls", "reset", "too_large", "protocol", "no_resources", "cancelled"};
+    weft_stats_write_header(f, "weft_outbound_requests_total", "counter",
+                            "Outbound HTTP calls made by plugins, by outcome (ok: a response of any status).");
+    for (int i = 0; i < 12; i++)
+        fprintf(f, "weft_outbound_requests_total{outcome=\"%s\"} %llu\n", outcomes[i],
+                (unsigned long long)SUM(outbound[i]));
     weft_stats_write_header(f, "weft_blocked_handler_total", "counter", "Plugin code slices that held an event loop past blocking.threshold_ms.");
     fprintf(f, "weft_blocked_handler_total %llu\n", (unsigned long long)weft_blocking_total());
 

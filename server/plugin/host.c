@@ -6,7 +6,10 @@
 #include "db/db_tx.h"
 #include "dispatch/dispatch.h"
 #include "request/route.h"
+#include "dispatch/fdwait.h"
 #include "dispatch/hostsync.h"
+#include "outbound/outbound.h"
+#include "ws/ws.h"
 #include "base/log.h"
 #include "request/cancel.h"
 #include "request/request.h"
@@ -95,4 +98,16 @@ const weft_host weft_host_table = {
     .res_sse = weft_stream_res_sse,
     .init_plugin_state = weft_route_init_init_plugin_state,
     .req_cancelled = weft_cancel_req_cancelled,
+    .fd_wait = weft_fdwait_fd_wait,
+    .fd_wait_async = weft_fdwait_fd_wait_async,
+    .http_fetch = weft_http_host_http_fetch,
+    .http_fetch_all = weft_http_host_http_fetch_all,
+    .http_fetch_async = weft_http_host_http_fetch_async,
+    .http_header = weft_fetch_http_header,
+    .http_free = weft_fetch_http_free,
+    .ws_accept = weft_ws_ws_accept,
+    .ws_recv = weft_ws_ws_recv,
+    .ws_on_message = weft_ws_ws_on_message,
+    .ws_send = weft_ws_ws_send,
+    .ws_close = weft_ws_ws_close,
 };

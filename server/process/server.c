@@ -11,6 +11,8 @@
 #include "core/loop.h"
 #include "db/db.h"
 #include "db/db_tx.h"
+#include "outbound/outbound.h"
+#include "ws/ws.h"
 #include "dev/dev.h"
 #include "dispatch/dispatch.h"
 #include "http/framing.h"
@@ -48,7 +50,7 @@ static void gen_teardown(weft_loop *L)
     L->gen = NULL;
 }
 
-static const weft_loop_hook gen_hook = {gen_setup, gen_teardown};
+static const weft_loop_hook gen_hook = {.setup = gen_setup, .teardown = gen_teardown};
 
 /* Handlers run in registration order and built-in endpoints decline what is
  * not theirs, so the route dispatcher never needs to know they exist. */
@@ -138,6 +140,8 @@ int weft_server_run(weft_generation *gen)
     weft_dispatch_attach(cfg->coroutine.stack_size);
     weft_db_attach();
     weft_db_tx_attach();
+    weft_outbound_attach();
+    weft_ws_attach();
     weft_loops_conf lc = {.h2o = &proc.h2o,
                           .main_hosts = proc.main_hosts,
                           .admin_hosts = proc.admin_hosts,

@@ -174,6 +174,7 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         r->cfg = &cfg->routes[i];
         r->gen = g;
         r->db_cfg = &cfg->database;
+        r->ws_cfg = &cfg->websocket;
         char why[512];
         void *conflict = NULL;
         if (weft_router_add(g->router, r->cfg->path, r->cfg->methods, r, &conflict, why, sizeof(why)) != 0) {

@@ -288,4 +288,12 @@ int weft_request_res_error(weft_req *r, int status, const char *message)
     return weft_request_res_write(r, "\n", 1);
 }
 
-void weft_req_complete(weft_req *r) { r->on_complete(r); }
+void weft_req_complete(weft_req *r)
+{
+    if (r->on_finish != NULL) {
+        void (*fn)(weft_req *, void *) = r->on_finish;
+        r->on_finish = NULL;
+        fn(r, r->on_finish_data);
+    }
+    r->on_complete(r);
+}

@@ -108,7 +108,25 @@ struct weft_req {
     void *worker_wake_arg;
     weft_timer cancel_timer;     /* runs the cancellation outside h2o's dispose */
     weft_timer deadline;         /* the route's timeout_ms */
+    /* Set by a host facility that outlives the handler's own work (a
+     * WebSocket): runs on the loop thread when the request completes. */
+    void (*on_finish)(weft_req *r, void *data);
+    void *on_finish_data;
 };
+
+/** Ties a weft_req to the h2o request carrying it (http/ owns it; a facility
+ *  that takes the connection over, like a WebSocket upgrade, cuts it). */
+typedef struct weft_req_link {
+    struct st_h2o_req_t *req;
+    weft_req *wr;
+    /* HTTP/1 only: h2o stops reading while a request is handled, so it would
+     * not see the client leave; http/ watches the socket meanwhile. */
+    struct st_h2o_socket_t *h1_sock;
+    struct weft_req_link *h1_prev, *h1_next;
+    /* Set by http/: ends its own use of the connection (that watch) before a
+     * facility takes the connection over. */
+    void (*detach)(struct weft_req_link *link);
+} weft_req_link;
 
 /** Allocates from the request's arena; freed with the request. NULL on OOM. */
 void *weft_req_alloc(weft_req *r, size_t size);

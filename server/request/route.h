@@ -29,6 +29,7 @@ typedef struct weft_route {
     int stat_slot;               /* metrics series (base/stats.h); -1 when none */
     struct weft_generation *gen; /* the generation the route belongs to (reload/) */
     const weft_db_cfg *db_cfg;   /* that generation's database settings */
+    const weft_ws_cfg *ws_cfg;   /* and its WebSocket limits */
     struct weft_dbpool *dbpool;  /* its blocking connections for pool workers */
     char label[320]; /* "route /x (plugin p 1.0.0)" for log lines */
     /* set: this build of the plugin crashed the server; the route answers 503 */

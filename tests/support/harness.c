@@ -584,12 +584,21 @@ void wt_load_stop(wt_load *l, long *ok, long *failed, char *last_failure, size_t
 
 double wt_metric(const wt_server *s, const char *key)
 {
-    wt_resp r;
-    double v = -1;
-    if (wt_http(s, "GET", "/metrics", NULL, &r) == 0 && r.status == 200)
-        v = metric_value(r.body, key);
-    wt_resp_free(&r);
-    return v;
+    wt_server where = *s;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        wt_resp r;
+        if (wt_http(&where, "GET", "/metrics", NULL, &r) != 0)
+            return -1;
+        if (r.status == 404 && s->admin_port > 0 && where.port != s->admin_port) {
+            where.port = s->admin_port; /* observability.metrics = "admin" */
+            wt_resp_free(&r);
+            continue;
+        }
+        double v = r.status == 200 ? metric_value(r.body, key) : -1;
+        wt_resp_free(&r);
+        return v;
+    }
+    return -1;
 }
 
 double wt_await_metric(const wt_server *s, const char *key, int at_least, double want, double limit_ms)
@@ -617,3 +626,15 @@ int wt_send_get(const wt_server *s, const char *path)
     cr_assert_eq(write(fd, req, (size_t)len), len);
     return fd;
 }
+
+void wt_wait_metric_eq(const wt_server *s, const char *key, double want, double limit_ms)
+{
+    for (double t0 = wt_now_ms();; usleep(50000)) {
+        double v = wt_metric(s, key);
+        if (v == want)
+            return;
+        if (wt_now_ms() - t0 > limit_ms)
+            cr_assert_fail("%s stayed %g (wanted %g) for %.0f ms", key, v, want, limit_ms);
+    }
+}
+

@@ -113,6 +113,17 @@ wt_load *wt_load_start(const wt_server *s, int clients, const char *const *paths
 /** Stops and joins the clients; fills the counts and frees the load. */
 void wt_load_stop(wt_load *l, long *ok, long *failed, char *last_failure, size_t size);
 
+/** The value of one exact series ("name" or "name{labels}") on /metrics; -1 if absent. */
+double wt_metric(const wt_server *s, const char *key);
+/** Polls /metrics until `key` equals `want` (a gauge back to 0); fails the test after limit_ms. */
+void wt_wait_metric_eq(const wt_server *s, const char *key, double want, double limit_ms);
+
+/** Starts tests/support/mock_upstream.py on 127.0.0.1; returns its port. */
+int wt_mock_start(pid_t *pid);
+/** The same over https with the given PEM certificate and key. */
+int wt_mock_start_tls(pid_t *pid, const char *cert, const char *key);
+void wt_mock_stop(pid_t pid);
+
 /** Runs `weft ARGS...` to completion; stdout+stderr into out (malloc'd). Returns the exit status. */
 int wt_run(char **out, const char *const *args, const char *const *extra_env);
 
@@ -137,7 +148,6 @@ extern wt_policy wt_policies[3];
 int wt_thread_count(pid_t pid);
 
 /** The value of one exact series ("name{labels}") in GET /metrics; -1 if absent. */
-double wt_metric(const wt_server *s, const char *key);
 /**
  * Polls /metrics until `key` is >= (at_least) or <= `want`; returns the ms
  * it took, or fails the test after limit_ms.

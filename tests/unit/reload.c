@@ -55,7 +55,7 @@ static void gen_teardown(weft_loop *L)
     L->gen = NULL;
 }
 
-static const weft_loop_hook gen_hook = {gen_setup, gen_teardown};
+static const weft_loop_hook gen_hook = {.setup = gen_setup, .teardown = gen_teardown};
 
 static void write_conf(int threads, const char *routes)
 {

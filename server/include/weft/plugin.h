@@ -101,6 +101,91 @@ typedef enum weft_isolation {
     WEFT_REPEATABLE_READ = 1,
     WEFT_SERIALIZABLE = 2 /**< may fail with SQLSTATE 40001: retry the whole transaction */
 } weft_isolation;
+/** fd_wait events: the descriptor is readable / writable (a hang-up or error counts as both). */
+#define WEFT_FD_READ 1u
+#define WEFT_FD_WRITE 2u
+
+/**
+ * Completion of fd_wait_async(), on the loop thread that owns `req`. `rc` is
+ * WEFT_OK with the ready events in `revents`, WEFT_TIMEOUT (revents 0), or an
+ * error (WEFT_ERROR: a bad descriptor; WEFT_UNAVAILABLE: out of memory or of
+ * file descriptors).
+ */
+typedef void (*weft_fd_callback)(weft_req *req, void *arg, int rc, unsigned revents);
+
+/** Why an outbound HTTP call gave no response (weft_http_response.error). */
+typedef enum weft_http_error {
+    WEFT_HTTP_OK = 0,               /**< a response arrived, whatever its status */
+    WEFT_HTTP_BAD_REQUEST = 1,      /**< the call itself is wrong: URL, method or header (logged) */
+    WEFT_HTTP_DNS = 2,              /**< the host name did not resolve */
+    WEFT_HTTP_REFUSED = 3,          /**< connection refused or host unreachable */
+    WEFT_HTTP_CONNECT_TIMEOUT = 4,  /**< no connection (DNS, TCP and TLS) within connect_timeout_ms */
+    WEFT_HTTP_TIMEOUT = 5,          /**< no complete response within timeout_ms */
+    WEFT_HTTP_TLS = 6,              /**< TLS handshake or certificate verification failed */
+    WEFT_HTTP_RESET = 7,            /**< the upstream closed or reset the connection mid-exchange */
+    WEFT_HTTP_TOO_LARGE = 8,        /**< the response body is larger than max_body */
+    WEFT_HTTP_PROTOCOL = 9,         /**< the answer is not valid HTTP/1.x */
+    WEFT_HTTP_NO_RESOURCES = 10,    /**< out of memory or of file descriptors here */
+    WEFT_HTTP_CANCELLED = 11        /**< the server is shutting down */
+} weft_http_error;
+
+/**
+ * One outbound HTTP/1.1 request, built by the plugin; the host copies what it
+ * needs before the call returns. Initialise with WEFT_HTTP_REQUEST_INIT (the
+ * host reads struct_size to know which fields the plugin has).
+ */
+typedef struct weft_http_request {
+    uint32_t struct_size;
+    const char *method;          /**< NULL: "GET" */
+    const char *url;             /**< "http://host[:port]/path?query" or "https://..." */
+    const char *const *headers;  /**< NULL, or name, value, name, value, ..., NULL */
+    const void *body;            /**< sent with a Content-Length */
+    size_t body_len;
+    int connect_timeout_ms;      /**< DNS + TCP + TLS; 0: 5000 */
+    int timeout_ms;              /**< the whole exchange; 0: 30000 */
+    size_t max_body;             /**< largest response body accepted; 0: 1 MiB */
+    const char *ca_file;         /**< https: trust only the CAs in this PEM file; NULL: the system store */
+    int max_connections;         /**< per loop and upstream, set by the first call to it; 0: 64 */
+} weft_http_request;
+
+#define WEFT_HTTP_REQUEST_INIT {.struct_size = sizeof(weft_http_request)}
+
+/** The outcome of one outbound call; owned by the plugin until http_free(). */
+typedef struct weft_http_response {
+    int error;                  /**< weft_http_error */
+    int status;                 /**< the HTTP status; 0 unless error is WEFT_HTTP_OK */
+    const char *error_text;     /**< what went wrong, for logs ("" when nothing did) */
+    size_t n_headers;
+    const char *const *headers; /**< name (lower case), value, name, value, ... */
+    const char *body;           /**< followed by a NUL (the body may contain NULs) */
+    size_t body_len;
+} weft_http_response;
+
+/**
+ * Completion of http_fetch_async(), on the loop thread that owns `req`. `rc`
+ * as for http_fetch; `res` (NULL only when out of memory) belongs to the
+ * callback, which frees it with http_free().
+ */
+typedef void (*weft_http_callback)(weft_req *req, void *arg, int rc, weft_http_response *res);
+
+/** An accepted WebSocket. Opaque; valid until its request is complete. */
+typedef struct weft_ws weft_ws;
+
+/** WebSocket message types (the RFC 6455 opcodes). */
+#define WEFT_WS_TEXT 1
+#define WEFT_WS_BINARY 2
+#define WEFT_WS_CLOSE 8
+#define WEFT_WS_PING 9
+#define WEFT_WS_PONG 10
+
+/**
+ * A message for a reactive WebSocket, on the loop thread that owns it: type
+ * WEFT_WS_TEXT, WEFT_WS_BINARY or WEFT_WS_PONG with the payload (valid during
+ * the call), or WEFT_WS_CLOSE once it closed, with data NULL and `len` the
+ * close code (1006: the connection just went). After the WEFT_WS_CLOSE call
+ * returns the host completes the request; the handler never calls done().
+ */
+typedef void (*weft_ws_callback)(weft_ws *ws, void *arg, int type, const void *data, size_t len);
 
 /**
  * Services the host offers a plugin. Handed to init(); a plugin keeps the
@@ -318,6 +403,77 @@ typedef struct weft_host {
      * WEFT_CANCELLED by themselves.
      */
     int (*req_cancelled)(const weft_req *req);
+    /* ---- waiting on the plugin's own file descriptors (check WEFT_HOST_HAS(host, fd_wait)) ---- */
+    /**
+     * Waits until `fd` is ready for `events` (WEFT_FD_READ and/or
+     * WEFT_FD_WRITE) or `timeout_ms` passed (< 0: no timeout). Blocking
+     * style: blocks a pool worker (poll), suspends a coroutine while its loop
+     * serves others. Returns WEFT_OK with the ready events in *revents (may be
+     * NULL), WEFT_TIMEOUT, WEFT_ERROR (bad descriptor or events) or
+     * WEFT_UNAVAILABLE (out of memory or of descriptors). The plugin keeps
+     * owning `fd` and must not close it while the wait runs; on a loop the
+     * host watches a private dup() of it, and the open file is switched to
+     * O_NONBLOCK for good. Readiness is level-triggered: read or write until
+     * EAGAIN before waiting again, or the wait returns at once.
+     */
+    int (*fd_wait)(weft_req *req, int fd, unsigned events, int timeout_ms, unsigned *revents);
+    /** Callback form of fd_wait for reactive handlers (loop thread only); `cb` runs exactly once. */
+    void (*fd_wait_async)(weft_req *req, int fd, unsigned events, int timeout_ms, weft_fd_callback cb, void *arg);
+
+    /* ---- outbound HTTP/1.1 client (check WEFT_HOST_HAS(host, http_free)) ---- */
+    /**
+     * Sends `rq` and waits for the whole response. Blocking style: blocks a
+     * pool worker, suspends a coroutine. Connections are kept alive and
+     * pooled per loop and upstream; https verifies the certificate chain and
+     * the host name. Returns WEFT_OK when a response arrived (any status;
+     * answer as you see fit), WEFT_TIMEOUT (connect or total timeout: 504),
+     * WEFT_UNAVAILABLE (DNS, refused, TLS, reset, malformed, too large, out
+     * of resources: 502/503), WEFT_ERROR (a bad request: a bug), or
+     * WEFT_CANCELLED. *res is always set (NULL only when out of memory) and
+     * tells exactly what happened; free it with http_free().
+     */
+    int (*http_fetch)(weft_req *req, const weft_http_request *rq, weft_http_response **res);
+    /**
+     * Sends n requests at once (rqs is an array of n weft_http_request) and
+     * waits until every one has its outcome in res[i] (each as http_fetch).
+     * Returns WEFT_OK once all are done, or an error when none could start.
+     */
+    int (*http_fetch_all)(weft_req *req, size_t n, const weft_http_request *rqs, weft_http_response **res);
+    /** Callback form for reactive handlers (loop thread only); several may run at once. */
+    void (*http_fetch_async)(weft_req *req, const weft_http_request *rq, weft_http_callback cb, void *arg);
+    /** A response header's value (name case-insensitive), or NULL. */
+    const char *(*http_header)(const weft_http_response *res, const char *name);
+    void (*http_free)(weft_http_response *res);
+
+    /* ---- WebSockets (check WEFT_HOST_HAS(host, ws_close)) ---- */
+    /**
+     * Accepts a WebSocket handshake (HTTP/1.1 GET with Upgrade: websocket):
+     * the host answers 101 and the request stays open as long as the socket.
+     * NULL when the request is not a handshake (answer 400 yourself) or the
+     * client is gone. Blocking style in pool and coroutine, immediate in
+     * reactive handlers.
+     */
+    weft_ws *(*ws_accept)(weft_req *req);
+    /**
+     * Blocking-style receive (pool: blocks the worker; coroutine: suspends).
+     * WEFT_OK with *type (WEFT_WS_TEXT, _BINARY, _PONG), *data and *len (valid
+     * until the next ws_recv); WEFT_TIMEOUT after timeout_ms (< 0: none);
+     * WEFT_CANCELLED once the socket closed, with *type WEFT_WS_CLOSE and
+     * *len the close code. Return from the handler then.
+     */
+    int (*ws_recv)(weft_ws *ws, int timeout_ms, int *type, const void **data, size_t *len);
+    /** Reactive handlers: `cb` gets every message (loop thread); return WEFT_AGAIN from handle_async. */
+    void (*ws_on_message)(weft_ws *ws, weft_ws_callback cb, void *arg);
+    /**
+     * Queues a WEFT_WS_TEXT, _BINARY or _PING message (the data is copied).
+     * Any thread, for any open socket whose request is not complete — so a
+     * room may broadcast from one handler to sockets of every loop. Returns
+     * WEFT_OK, WEFT_CANCELLED when the socket is closing, WEFT_UNAVAILABLE
+     * when its send queue is full (a slow reader; it is then closed, 1008).
+     */
+    int (*ws_send)(weft_ws *ws, int type, const void *data, size_t len);
+    /** Starts the closing handshake with `code` (1000 normal, 4000-4999 yours) and a short reason. Any thread. */
+    void (*ws_close)(weft_ws *ws, int code, const char *reason);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */

@@ -1,0 +1,261 @@
+/*
+ * aggregate — GET ...?ids=1,2,3 fetches {upstream}{path}{id} for every id
+ * over HTTP, all at once, and answers the JSON array of the answers (null
+ * for an id the upstream does not know).
+ *
+ * The outbound-call example: under `coroutine` one handler has every call
+ * in flight while it is suspended; under `pool` a worker waits for the same
+ * concurrent batch; under `reactive` each call completes in a callback.
+ *
+ * Options: upstream (required, "http://host:port"), path (default
+ * "/coroutine/persons/"), timeout_ms (2000), connect_timeout_ms (1000),
+ * max_ids (100), max_connections (64, per loop), ca_file (https only).
+ * Upstream timeout → 504; refused, reset, DNS, TLS or an unexpected status → 502.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <weft/plugin.h>
+
+static const weft_host *host;
+
+typedef struct route {
+    char *prefix; /* upstream + path */
+    const char *ca_file;
+    int timeout_ms, connect_timeout_ms, max_connections;
+    long max_ids;
+    char *ca_copy;
+} route;
+
+static int init(const weft_host *h, weft_init *ctx, void **state)
+{
+    host = h;
+    if (!WEFT_HOST_HAS(h, http_free)) {
+        h->init_error(ctx, "this weft has no outbound HTTP client (http_fetch)");
+        return WEFT_ERROR;
+    }
+    const char *upstream = h->opt_string(ctx, "upstream", NULL);
+    const char *path = h->opt_string(ctx, "path", "/coroutine/persons/");
+    const char *ca = h->opt_string(ctx, "ca_file", NULL);
+    route *rt = calloc(1, sizeof(*rt));
+    if (rt == NULL)
+        return WEFT_ERROR;
+    rt->timeout_ms = (int)h->opt_int(ctx, "timeout_ms", 2000);
+    rt->connect_timeout_ms = (int)h->opt_int(ctx, "connect_timeout_ms", 1000);
+    rt->max_connections = (int)h->opt_int(ctx, "max_connections", 64);
+    rt->max_ids = (long)h->opt_int(ctx, "max_ids", 100);
+    if (upstream == NULL || (strncmp(upstream, "http://", 7) != 0 && strncmp(upstream, "https://", 8) != 0)) {
+        h->init_error(ctx, "option upstream must be an http:// or https:// base URL");
+        free(rt);
+        return WEFT_ERROR;
+    }
+    if (rt->timeout_ms <= 0 || rt->connect_timeout_ms <= 0 || rt->max_connections <= 0 || rt->max_ids <= 0) {
+        h->init_error(ctx, "timeout_ms, connect_timeout_ms, max_connections and max_ids must be positive");
+        free(rt);
+        return WEFT_ERROR;
+    }
+    size_t n = strlen(upstream) + strlen(path) + 1;
+    rt->prefix = malloc(n);
+    rt->ca_copy = ca != NULL ? strdup(ca) : NULL;
+    if (rt->prefix == NULL || (ca != NULL && rt->ca_copy == NULL)) {
+        free(rt->prefix);
+        free(rt);
+        return WEFT_ERROR;
+    }
+    snprintf(rt->prefix, n, "%s%s", upstream, path);
+    rt->ca_file = rt->ca_copy;
+    *state = rt;
+    return WEFT_OK;
+}
+
+static void fini(void *state)
+{
+    route *rt = state;
+    free(rt->prefix);
+    free(rt->ca_copy);
+    free(rt);
+}
+
+/* One call per id, prepared before any is sent. */
+typedef struct job {
+    size_t n;
+    long *ids;
+    char **urls;
+    weft_http_request *rqs;
+    weft_http_response **res;
+    size_t left; /* reactive: calls still running */
+} job;
+
+static void job_free(job *j)
+{
+    for (size_t i = 0; i < j->n; i++) {
+        free(j->urls[i]);
+        if (j->res[i] != NULL)
+            host->http_free(j->res[i]);
+    }
+    free(j->ids);
+    free(j->urls);
+    free(j->rqs);
+    free(j->res);
+    free(j);
+}
+
+/* Parses ids=1,2,3 (positive integers) and builds the calls; answers 400 itself. */
+static job *prepare(weft_req *req, const route *rt)
+{
+    const char *q = host->req_query(req, "ids");
+    if (q == NULL || *q == '\0') {
+        host->res_error(req, 400, "ids=1,2,3 is required");
+        return NULL;
+    }
+    size_t n = 1;
+    for (const char *p = q; *p; p++)
+        n += *p == ',';
+    if ((long)n > rt->max_ids) {
+        host->res_error(req, 400, "too many ids");
+        return NULL;
+    }
+    job *j = calloc(1, sizeof(*j));
+    if (j == NULL || (j->ids = calloc(n, sizeof(long))) == NULL || (j->urls = calloc(n, sizeof(char *))) == NULL ||
+        (j->rqs = calloc(n, sizeof(weft_http_request))) == NULL || (j->res = calloc(n, sizeof(void *))) == NULL) {
+        if (j != NULL) {
+            j->n = 0;
+            job_free(j);
+        }
+        host->res_error(req, 503, "out of memory");
+        return NULL;
+    }
+    j->n = n;
+    const char *p = q;
+    for (size_t i = 0; i < n; i++) {
+        char *end;
+        if (!isdigit((unsigned char)*p) || (j->ids[i] = strtol(p, &end, 10)) <= 0 || (*end != ',' && *end != '\0')) {
+            host->res_error(req, 400, "ids must be positive integers separated by commas");
+            job_free(j);
+            return NULL;
+        }
+        p = *end == ',' ? end + 1 : end;
+        size_t len = strlen(rt->prefix) + 24;
+        if ((j->urls[i] = malloc(len)) == NULL) {
+            host->res_error(req, 503, "out of memory");
+            job_free(j);
+            return NULL;
+        }
+        snprintf(j->urls[i], len, "%s%ld", rt->prefix, j->ids[i]);
+        j->rqs[i] = (weft_http_request)WEFT_HTTP_REQUEST_INIT;
+        j->rqs[i].url = j->urls[i];
+        j->rqs[i].timeout_ms = rt->timeout_ms;
+        j->rqs[i].connect_timeout_ms = rt->connect_timeout_ms;
+        j->rqs[i].max_connections = rt->max_connections;
+        j->rqs[i].ca_file = rt->ca_file;
+    }
+    return j;
+}
+
+/* The JSON array, or the first failure as 504 / 502. */
+static void answer(weft_req *req, job *j)
+{
+    for (size_t i = 0; i < j->n; i++) {
+        const weft_http_response *r = j->res[i];
+        if (r == NULL) {
+            host->res_error(req, 503, "out of memory");
+            return;
+        }
+        if (r->error == WEFT_HTTP_TIMEOUT || r->error == WEFT_HTTP_CONNECT_TIMEOUT) {
+            host->log(req, WEFT_LOG_WARN, "upstream call for id %ld: %s", j->ids[i], r->error_text);
+            host->res_error(req, 504, "upstream timed out");
+            return;
+        }
+        if (r->error != WEFT_HTTP_OK || (r->status != 200 && r->status != 404)) {
+            host->log(req, WEFT_LOG_WARN, "upstream call for id %ld: error %d (%s), status %d", j->ids[i], r->error,
+                      r->error_text, r->status);
+            host->res_error(req, 502, "upstream failed");
+            return;
+        }
+    }
+    host->res_status(req, 200);
+    host->res_header(req, "content-type", "application/json");
+    host->res_write(req, "[", 1);
+    for (size_t i = 0; i < j->n; i++) {
+        if (i > 0)
+            host->res_write(req, ",", 1);
+        if (j->res[i]->status == 404)
+            host->res_write(req, "null", 4);
+        else
+            host->res_write(req, j->res[i]->body, j->res[i]->body_len);
+    }
+    host->res_write(req, "]\n", 2);
+}
+
+static int handle(weft_req *req, void *state)
+{
+    job *j = prepare(req, state);
+    if (j == NULL)
+        return WEFT_OK;
+    /* Every call in flight at once, on a worker as in a coroutine. */
+    if (host->http_fetch_all(req, j->n, j->rqs, j->res) != WEFT_OK)
+        host->res_error(req, 503, "cannot call the upstream");
+    else
+        answer(req, j);
+    job_free(j);
+    return WEFT_OK;
+}
+
+typedef struct slot {
+    job *j;
+    size_t i;
+} slot;
+
+static void on_answer(weft_req *req, void *arg, int rc, weft_http_response *res)
+{
+    (void)rc; /* res->error says it all */
+    slot *s = arg;
+    job *j = s->j;
+    j->res[s->i] = res;
+    free(s);
+    if (--j->left > 0)
+        return;
+    answer(req, j);
+    job_free(j);
+    host->done(req, WEFT_OK);
+}
+
+static int handle_async(weft_req *req, void *state)
+{
+    job *j = prepare(req, state);
+    if (j == NULL)
+        return WEFT_OK;
+    /* One extra count while starting: a call that fails at once calls back
+     * before http_fetch_async returns. */
+    j->left = j->n + 1;
+    for (size_t i = 0; i < j->n; i++) {
+        slot *s = malloc(sizeof(*s));
+        if (s == NULL) {
+            j->res[i] = NULL;
+            j->left--;
+            continue;
+        }
+        *s = (slot){j, i};
+        host->http_fetch_async(req, &j->rqs[i], on_answer, s);
+    }
+    if (--j->left > 0)
+        return WEFT_AGAIN;
+    answer(req, j);
+    job_free(j);
+    return WEFT_OK;
+}
+
+static const weft_plugin descriptor = {
+    WEFT_PLUGIN_HEADER,
+    .name = "aggregate",
+    .version = "1.0.0",
+    .description = "calls an HTTP upstream for several ids at once and answers the JSON array",
+    .init = init,
+    .fini = fini,
+    .handle = handle,
+    .handle_async = handle_async,
+};
+
+WEFT_EXPORT const weft_plugin *weft_plugin_entry(void) { return &descriptor; }

@@ -1,0 +1,207 @@
+/* Outbound HTTP calls (http_fetch*, with the aggregate plugin) against the
+ * mock upstream in tests/support/mock_upstream.py. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+static wt_server srv;
+static pid_t mock;
+static int mock_port;
+
+#define AGG(prefix, policy, path, extra)                                                                         \
+    "  { path = \"" prefix "/" policy "/aggregate\"; plugin = \"aggregate\"; dispatch = \"" policy              \
+    "\"; options = { upstream = \"http://127.0.0.1:%1$d\"; path = \"" path "\"; " extra " }; },\n"
+#define AGG3(prefix, path, extra) AGG(prefix, "pool", path, extra) AGG(prefix, "coroutine", path, extra) AGG(prefix, "reactive", path, extra)
+
+static const char *conf_fmt =
+    "threads = 2;\n"
+    "listen = [\"127.0.0.1:0\"];\n"
+    "pools = ( { name = \"default\"; size = 32; queue = 2000; } );\n"
+    "routes = (\n" AGG3("", "/persons/", "") AGG3("/slow", "/delay/100/persons/", "")
+        AGG3("/hang", "/hang/", "timeout_ms = 300;") AGG3("/reset", "/reset/", "")
+            AGG3("/bad", "/status/500/persons/", "") AGG3("/load", "/persons/", "timeout_ms = 60000;") AGG3("/big", "/big/2000000/", "")
+                "  { path = \"/refused/aggregate\"; plugin = \"aggregate\"; dispatch = \"coroutine\"; options = { upstream = "
+                "\"http://127.0.0.1:1\"; }; },\n"
+                "  { path = \"/dns/aggregate\"; plugin = \"aggregate\"; dispatch = \"reactive\"; options = { upstream = "
+                "\"http://no-such-host.invalid\"; }; },\n"
+                "  { path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; }\n"
+                ");\n";
+
+static void start(void)
+{
+    mock_port = wt_mock_start(&mock);
+    char conf[16384];
+    snprintf(conf, sizeof(conf), conf_fmt, mock_port);
+    wt_start(&srv, conf);
+}
+
+static void stop(void)
+{
+    if (srv.pid > 0)
+        wt_stop(&srv);
+    wt_mock_stop(mock);
+}
+TestSuite(outbound, .init = start, .fini = stop, .timeout = 180);
+
+static const char *const policies[] = {"pool", "coroutine", "reactive"};
+
+static long get(const char *path, char **body)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", path, NULL, &r), 0, "%s", path);
+    long st = r.status;
+    if (body != NULL)
+        *body = strdup(r.body);
+    wt_resp_free(&r);
+    return st;
+}
+
+Test(outbound, aggregate_answers_the_array_under_each_policy)
+{
+    for (int p = 0; p < 3; p++) {
+        char path[128], *body;
+        snprintf(path, sizeof(path), "/%s/aggregate?ids=1,2,404,3", policies[p]);
+        cr_assert_eq(get(path, &body), 200, "%s: %s", path, body);
+        cr_assert_str_eq(body,
+                         "[{\"id\": 1, \"name\": \"p1\"},{\"id\": 2, \"name\": \"p2\"},null,{\"id\": 3, \"name\": \"p3\"}]\n",
+                         "%s: %s", path, body);
+        free(body);
+        snprintf(path, sizeof(path), "/%s/aggregate?ids=1,x", policies[p]);
+        cr_assert_eq(get(path, NULL), 400);
+    }
+    wt_finish(&srv);
+}
+
+/* Ten calls of 100 ms each, all in flight at once: about one delay, not ten. */
+Test(outbound, ten_calls_take_about_one_upstream_delay)
+{
+    for (int p = 0; p < 3; p++) {
+        char path[128], *body;
+        snprintf(path, sizeof(path), "/slow/%s/aggregate?ids=1,2,3,4,5,6,7,8,9,10", policies[p]);
+        get(path, NULL); /* warm: connections made and pooled */
+        double t0 = wt_now_ms();
+        long st = get(path, &body);
+        double ms = wt_now_ms() - t0;
+        printf("aggregate of 10 ids with a 100 ms upstream under %s: %.0f ms\n", policies[p], ms);
+        cr_assert_eq(st, 200, "%s: %s", path, body);
+        cr_assert(strstr(body, "\"id\": 10") != NULL, "%s", body);
+        cr_assert_lt(ms, 500.0, "%s took %.0f ms: the calls did not run concurrently", path, ms);
+        free(body);
+    }
+    wt_finish(&srv);
+}
+
+Test(outbound, failures_map_to_504_and_502)
+{
+    for (int p = 0; p < 3; p++) {
+        char path[128];
+        snprintf(path, sizeof(path), "/hang/%s/aggregate?ids=1,2", policies[p]);
+        double t0 = wt_now_ms();
+        cr_assert_eq(get(path, NULL), 504, "%s", path);
+        double ms = wt_now_ms() - t0;
+        cr_assert(ms >= 290 && ms < 3000, "%s: 504 after %.0f ms, timeout 300", path, ms);
+        snprintf(path, sizeof(path), "/reset/%s/aggregate?ids=1", policies[p]);
+        cr_assert_eq(get(path, NULL), 502, "%s", path);
+        snprintf(path, sizeof(path), "/bad/%s/aggregate?ids=1", policies[p]);
+        cr_assert_eq(get(path, NULL), 502, "%s", path);
+        snprintf(path, sizeof(path), "/big/%s/aggregate?ids=1", policies[p]);
+        cr_assert_eq(get(path, NULL), 502, "%s (body over max_body)", path);
+    }
+    cr_assert_eq(get("/refused/aggregate?ids=1", NULL), 502);
+    cr_assert_eq(get("/dns/aggregate?ids=1", NULL), 502);
+    char *log = wt_read_log(&srv);
+    cr_assert(strstr(log, "error 3 (") != NULL, "refused is WEFT_HTTP_REFUSED:\n%s", log);
+    cr_assert(strstr(log, "error 2 (") != NULL, "DNS failure is WEFT_HTTP_DNS:\n%s", log);
+    cr_assert(strstr(log, "error 7 (") != NULL, "reset is WEFT_HTTP_RESET:\n%s", log);
+    cr_assert(strstr(log, "error 8 (") != NULL, "too large is WEFT_HTTP_TOO_LARGE:\n%s", log);
+    free(log);
+    cr_assert_geq(wt_metric(&srv, "weft_outbound_requests_total{outcome=\"reset\"}"), 3);
+    cr_assert_geq(wt_metric(&srv, "weft_outbound_requests_total{outcome=\"timeout\"}"), 3);
+    cr_assert_geq(wt_metric(&srv, "weft_outbound_requests_total{outcome=\"dns\"}"), 1);
+    cr_assert_geq(wt_metric(&srv, "weft_outbound_requests_total{outcome=\"refused\"}"), 1);
+    cr_assert_geq(wt_metric(&srv, "weft_outbound_requests_total{outcome=\"too_large\"}"), 3);
+    cr_assert_eq(get("/hello", NULL), 200);
+    wt_finish(&srv);
+}
+
+/* Many aggregate requests at once (1,000 under coroutine), each with three
+ * calls: no errors, and keep-alive keeps the upstream connections far fewer
+ * than the calls. */
+Test(outbound, many_concurrent_aggregates_without_errors)
+{
+    enum { N = 1000 };
+    static long st[N];
+    static char *bodies[N];
+    for (int p = 0; p < 3; p++) {
+        char path[128];
+        int n = p == 1 ? N : 300;
+        snprintf(path, sizeof(path), "/load/%s/aggregate?ids=1,2,3", policies[p]);
+        wt_http_many(&srv, path, n, st, bodies);
+        for (int i = 0; i < n; i++) {
+            cr_assert_eq(st[i], 200, "%s #%d: %ld %s", path, i, st[i], bodies[i]);
+            free(bodies[i]);
+        }
+    }
+    wt_server up = {.port = mock_port};
+    wt_resp r;
+    cr_assert_eq(wt_http(&up, "GET", "/stats", NULL, &r), 0);
+    long conns = 0, reqs = 0;
+    cr_assert_eq(sscanf(r.body, "{\"connections\": %ld, \"requests\": %ld", &conns, &reqs), 2, "%s", r.body);
+    wt_resp_free(&r);
+    printf("upstream saw %ld requests on %ld connections\n", reqs, conns);
+    cr_assert_lt(conns * 5, reqs, "keep-alive: %ld connections for %ld requests", conns, reqs);
+    wt_finish(&srv);
+}
+
+/* https: the certificate chain and name are verified; a route that pins
+ * the mock's self-signed certificate as its CA file gets through, one that
+ * trusts the system store does not. */
+Test(outbound_tls, verification_on_by_default_and_ca_file_pins, .timeout = 120)
+{
+    wt_server s = {0};
+    wt_write_conf(&s, "");
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && openssl req -x509 -newkey rsa:2048 -nodes -keyout up.key -out up.crt -days 2 -subj /CN=localhost "
+             "-addext subjectAltName=DNS:localhost >/dev/null 2>&1",
+             s.dir);
+    cr_assert_eq(system(cmd), 0, "openssl req failed");
+    char cert[400], key[400];
+    snprintf(cert, sizeof(cert), "%s/up.crt", s.dir);
+    snprintf(key, sizeof(key), "%s/up.key", s.dir);
+    pid_t tls_mock;
+    int port = wt_mock_start_tls(&tls_mock, cert, key);
+    char conf[4096];
+    snprintf(conf, sizeof(conf),
+             "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+             "routes = (\n"
+             "  { path = \"/pinned/aggregate\"; plugin = \"aggregate\"; dispatch = \"coroutine\"; options = { upstream = "
+             "\"https://localhost:%d\"; path = \"/persons/\"; ca_file = \"%s\"; }; },\n"
+             "  { path = \"/system/aggregate\"; plugin = \"aggregate\"; dispatch = \"reactive\"; options = { upstream = "
+             "\"https://localhost:%d\"; path = \"/persons/\"; }; },\n"
+             "  { path = \"/wrongname/aggregate\"; plugin = \"aggregate\"; dispatch = \"pool\"; options = { upstream = "
+             "\"https://127.0.0.1:%d\"; path = \"/persons/\"; ca_file = \"%s\"; }; }\n"
+             ");\n",
+             port, cert, port, port, cert);
+    wt_start(&s, conf);
+    wt_resp r;
+    cr_assert_eq(wt_http(&s, "GET", "/pinned/aggregate?ids=7", NULL, &r), 0);
+    cr_expect_eq(r.status, 200, "%ld %s", r.status, r.body);
+    cr_expect(strstr(r.body, "\"id\": 7") != NULL, "%s", r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http(&s, "GET", "/system/aggregate?ids=7", NULL, &r), 0);
+    cr_expect_eq(r.status, 502, "an unknown CA must fail verification: %ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http(&s, "GET", "/wrongname/aggregate?ids=7", NULL, &r), 0);
+    cr_expect_eq(r.status, 502, "a certificate for another name must fail: %ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    char *log = wt_read_log(&s);
+    cr_expect(strstr(log, "error 6 (") != NULL, "TLS failures are WEFT_HTTP_TLS:\n%s", log);
+    free(log);
+    wt_mock_stop(tls_mock);
+    wt_finish(&s);
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""WebSocket test client for the chat plugin (Debian's python3-websockets).
+
+  ws_client.py broadcast URL N M [S]  N clients, each (or the first S) sends
+                                   M messages; every client must receive
+                                   them all: prints "ok RECEIVED" or
+                                   "lost MISSING"
+  ws_client.py close URL CODE      asks the server to close with CODE; prints
+                                   "closed CODE" with the code it got
+  ws_client.py ping URL            a ping must come back as a pong: "pong"
+  ws_client.py big URL SIZE        sends one SIZE-byte message; prints
+                                   "closed CODE" or "echoed"
+  ws_client.py idle URL            sends nothing; prints "closed CODE"
+  ws_client.py hold URL N          N clients stay connected; prints "ready",
+                                   then per stdin line: "send" -> one
+                                   broadcast round ("ok"/"lost"), "wait" ->
+                                   waits for every close, prints
+                                   "closed CODE:COUNT ..."
+"""
+import asyncio
+import collections
+import sys
+
+import websockets
+
+
+async def connect(url, n):
+    clients = await asyncio.gather(*[websockets.connect(url, max_size=None, ping_interval=None,
+                                                        open_timeout=60) for _ in range(n)])
+    # The room knows a client once its handler has joined: wait for all.
+    while True:
+        await clients[0].send("/who")
+        while True:
+            msg = await clients[0].recv()
+            if msg.startswith("who "):
+                break
+        if int(msg[4:]) >= n:
+            return clients
+        await asyncio.sleep(0.05)
+
+
+async def round_trip(clients, m, tag, senders=None):
+    n = len(clients) if senders is None else senders
+    expected = {"%s-%d-%d" % (tag, i, k) for i in range(n) for k in range(m)}
+
+    async def reader(c):
+        got = set()
+        try:
+            while len(got) < len(expected):
+                msg = await asyncio.wait_for(c.recv(), 60)
+                if msg in expected:
+                    got.add(msg)
+        except Exception:
+            pass
+        return got
+
+    readers = [asyncio.ensure_future(reader(c)) for c in clients]
+    for k in range(m):
+        await asyncio.gather(*[c.send("%s-%d-%d" % (tag, i, k)) for i, c in enumerate(clients[:n])])
+    results = await asyncio.gather(*readers)
+    missing = sum(len(expected) - len(g) for g in results)
+    return "ok %d" % sum(len(g) for g in results) if missing == 0 else "lost %d" % missing
+
+
+async def main():
+    mode, url = sys.argv[1], sys.argv[2]
+    if mode == "broadcast":
+        clients = await connect(url, int(sys.argv[3]))
+        senders = int(sys.argv[5]) if len(sys.argv) > 5 else None
+        print(await round_trip(clients, int(sys.argv[4]), "b", senders), flush=True)
+        await asyncio.gather(*[c.close() for c in clients])
+    elif mode == "close":
+        c = await websockets.connect(url, ping_interval=None)
+        await c.send("/close " + sys.argv[3])
+        try:
+            while True:
+                await c.recv()
+        except websockets.ConnectionClosed as e:
+            print("closed %d" % e.rcvd.code if e.rcvd else "closed none", flush=True)
+    elif mode == "ping":
+        c = await websockets.connect(url, ping_interval=None)
+        await asyncio.wait_for(await c.ping(b"hi"), 10)
+        print("pong", flush=True)
+        await c.close()
+    elif mode in ("big", "idle"):
+        c = await websockets.connect(url, ping_interval=None, max_size=None)
+        if mode == "big":
+            await c.send("x" * int(sys.argv[3]))
+        try:
+            while True:
+                await asyncio.wait_for(c.recv(), 30)
+                if mode == "big":
+                    print("echoed", flush=True)
+                    await c.close()
+                    return
+        except websockets.ConnectionClosed as e:
+            print("closed %d" % e.rcvd.code if e.rcvd else "closed none", flush=True)
+    elif mode == "hold":
+        clients = await connect(url, int(sys.argv[3]))
+        print("ready", flush=True)
+        loop = asyncio.get_running_loop()
+        rounds = 0
+        while True:
+            line = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
+            if line == "send":
+                rounds += 1
+                print(await round_trip(clients, 1, "h%d" % rounds), flush=True)
+            elif line == "wait" or line == "":
+                codes = collections.Counter()
+                for c in clients:
+                    try:
+                        while True:
+                            await asyncio.wait_for(c.recv(), 30)
+                    except websockets.ConnectionClosed as e:
+                        codes[e.rcvd.code if e.rcvd else 0] += 1
+                    except asyncio.TimeoutError:
+                        codes[-1] += 1
+                print("closed " + " ".join("%d:%d" % kv for kv in sorted(codes.items())), flush=True)
+                return
+
+
+asyncio.run(main())
