@@ -1,5 +1,6 @@
 /* The database entries of the host table: choose the connection set that
  * matches the request's execution context. */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "dispatch/coro.h"
@@ -13,6 +14,21 @@
 #include "request/request.h"
 
 static weft_dbloop *loop_db(weft_req *r) { return weft_dbloop_for(r->loop, r->route->db_cfg); }
+
+/* A generation without a database (no `database` group, no PG* variable:
+ * weft_db_needed) has no pool and never loaded libpq. Its database calls
+ * answer 503; the first one says why, once per process. */
+static int no_database(weft_req *r)
+{
+    static atomic_int told;
+    if (r->route->dbpool != NULL)
+        return 0;
+    if (!atomic_exchange(&told, 1))
+        weft_log_error("%s: the plugin queries the database, but none is configured: add a `database` group to the "
+                       "config or set PGHOST/PGDATABASE (docs/DATABASE.md); answering 503",
+                       r->route->label);
+    return 1;
+}
 
 typedef struct co_wait {
     weft_wait wait;
@@ -87,6 +103,8 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
     *res = NULL;
     if (weft_req_cancelled(r))
         return WEFT_CANCELLED;
+    if (no_database(r))
+        return WEFT_UNAVAILABLE;
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
         PGresult *pg = NULL;
@@ -168,7 +186,7 @@ void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char
         cb(r, arg, WEFT_CANCELLED, NULL);
         return;
     }
-    async_wait *a = weft_req_alloc(r, sizeof(*a));
+    async_wait *a = no_database(r) ? NULL : weft_req_alloc(r, sizeof(*a));
     weft_dbloop *db = a != NULL && r->tx == NULL ? loop_db(r) : NULL;
     if (a == NULL || (db == NULL && r->tx == NULL)) {
         cb(r, arg, WEFT_UNAVAILABLE, NULL);
@@ -218,4 +236,8 @@ const char *weft_db_host_result_error(const weft_result *res)
     return res ? PQresultErrorMessage((const PGresult *)res) : "no result (connection failed or timed out)";
 }
 
-void weft_db_host_result_free(weft_result *res) { PQclear((PGresult *)res); }
+void weft_db_host_result_free(weft_result *res)
+{
+    if (res != NULL) /* without a database libpq is not loaded, and a plugin may free its NULL result */
+        PQclear((PGresult *)res);
+}
