@@ -1,5 +1,6 @@
 /* The database entries of the host table: choose the connection set that
  * matches the request's execution context. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -98,6 +99,63 @@ static int on_pg_busy(void *ctx, PGconn *pg)
     return -1;
 }
 
+/* A pool worker's statement (with pool_connections = 0, the default), run on
+ * its request's loop over the loop's pipelined connections while the worker
+ * sleeps on its own condition variable. Measured against blocking
+ * connections lent to workers (docs/DATABASE.md, "Pool workers and
+ * connections"): a third of the CPU per request and no hand-off of
+ * connections between parked threads. `w` lives on the worker's stack, which
+ * stays put until the loop has answered; the loop always answers (result,
+ * timeout, or WEFT_CANCELLED when its connections close). */
+typedef struct worker_wait {
+    weft_msg msg;
+    weft_req *r;
+    const char *sql;
+    int n;
+    const char *const *params;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, rc;
+    PGresult *res;
+} worker_wait;
+
+static void on_worker_result(void *arg, int rc, PGresult *res)
+{
+    worker_wait *w = arg;
+    pthread_mutex_lock(&w->mu);
+    w->rc = rc;
+    w->res = res;
+    w->done = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void on_worker_msg(weft_msg *m)
+{
+    worker_wait *w = (worker_wait *)m;
+    weft_dbloop *db = loop_db(w->r);
+    if (db == NULL)
+        on_worker_result(w, WEFT_UNAVAILABLE, NULL);
+    else
+        weft_dbloop_query(db, w->sql, w->n, w->params, on_worker_result, w);
+}
+
+static int worker_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
+{
+    worker_wait w = {.r = r, .sql = sql, .n = n, .params = params};
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    weft_loop_post(r->loop, &w.msg, on_worker_msg);
+    pthread_mutex_lock(&w.mu);
+    while (!w.done)
+        pthread_cond_wait(&w.cv, &w.mu);
+    pthread_mutex_unlock(&w.mu);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    *res = (weft_result *)w.res;
+    return w.rc;
+}
+
 int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
     *res = NULL;
@@ -107,6 +165,8 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
         return WEFT_UNAVAILABLE;
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
+        if (r->route->db_cfg->pool_connections == 0)
+            return worker_query(r, sql, n, params, res);
         PGresult *pg = NULL;
         pg_busy busy = {.r = r};
         int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg)
