@@ -76,7 +76,7 @@ run_h2load() {
     h2load -c"$c" -m"$m" -t2 -D "$s" "$@" 2>&1 |
         awk '/^finished in/ { gsub(",", ""); rps = $4 }
              /^requests:/ { gsub(",", ""); err += $10 }      # failed (errored included)
-             /^status codes:/ { gsub(",", ""); err += $6 + $8 } # 4xx, 5xx
+             /^status codes:/ { gsub(",", ""); err += $7 + $9 } # 4xx, 5xx
              END { printf "%.0f errors=%d\n", rps, err }'
 }
 
