@@ -25,7 +25,7 @@ repeat() {
         if ((i == 2)); then
             read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats "${vals[@]}")"
             awk -v s="$R_SPREAD" 'BEGIN { exit !(s <= 10) }' && break
-            log "spread ${R_SPREAD} % over 3 runs of $1 $2: two more runs"
+            log "spread ${R_SPREAD} % over 3 runs of $*: two more runs"
         fi
     done
     R_N=${#vals[@]}

@@ -37,10 +37,11 @@ PIDS=()
 log() { echo "round2.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
 cleanup() {
-    local p
+    local rc=$? p # the script's own status, whatever cleaning up returns
     for p in "${PIDS[@]}"; do stop_pid "$p"; done
     "$ROOT/packaging/pgdev.sh" stop "$TMP/pg" >/dev/null 2>&1 || true
-    rm -rf "$TMP"
+    rm -rf "$TMP" || true
+    exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -412,5 +413,4 @@ $rows
 fi
 
 printf '%s' "$SECTIONS"
-((WRITE)) && log "wrote $DOC and $CHARTS"
-exit 0
+if ((WRITE)); then log "wrote $DOC and $CHARTS"; fi
