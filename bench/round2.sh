@@ -58,6 +58,7 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 log "building weft (Release) in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWEFT_TESTS=OFF >"$TMP/cmake.log" 2>&1 &&
     cmake --build "$BUILD" -j"$(nproc)" >>"$TMP/cmake.log" 2>&1 || { cat "$TMP/cmake.log" >&2; die "build failed"; }
+((WRITE)) || CHARTS=$TMP/charts # charts go into the docs only with --write
 mkdir -p "$TMP/plugins" "$TMP/www" "$CHARTS"
 cp "$BUILD/server/weft" "$TMP/weft"
 cp "$BUILD"/plugins/*.so "$TMP/plugins/"
