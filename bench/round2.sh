@@ -70,11 +70,12 @@ chmod 644 "$TMP/key.pem" "$TMP/cert.pem"
 wrk_lua
 NCPU=$(nproc)
 SECTIONS=""
-add_section() { # NAME TEXT
-    local b="<!-- round2-$1:begin -->" e="<!-- round2-$1:end -->"
-    SECTIONS+="$b"$'\n'"$2"$'\n'"$e"$'\n\n'
-    ((WRITE)) && replace_section "$DOC" "$b" "$e" "$b"$'\n'"$2"$'\n'"$e"
-    return 0
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
+add_section() { # NAME TEXT — stamped with date, commit and the machine's load (other jobs show there)
+    local b="<!-- round2-$1:begin -->" e="<!-- round2-$1:end -->" text
+    text="$2"$'\n\n'"_$(date -u +%Y-%m-%dT%H:%MZ), commit $COMMIT, \`bench/round2.sh --write\` (BENCH_SECONDS=$SECS); 1-minute load average when the section finished: $(cut -d' ' -f1 /proc/loadavg) (2 cores; weft and its load generator account for about 2)._"
+    SECTIONS+="$b"$'\n'"$text"$'\n'"$e"$'\n\n'
+    if ((WRITE)); then replace_section "$DOC" "$b" "$e" "$b"$'\n'"$text"$'\n'"$e"; fi
 }
 met() { awk -v v="$1" -v t="$2" -v d="${3:-ge}" 'BEGIN { ok = (d == "ge") ? v >= t : v <= t; print ok ? "**met**" : "**missed**" }'; }
 flag() { awk -v s="$R_SPREAD" -v n="$R_N" 'BEGIN { if (s > 10) printf " ⚠ spread %.0f %%, median of %d", s, n }'; }
