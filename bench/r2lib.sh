@@ -106,7 +106,7 @@ wait_http() {
     die "nothing answers on $1"
 }
 # stop_pid PID — TERM, wait.
-stop_pid() { [[ -n $1 ]] && { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null || true; }; }
+stop_pid() { [[ -n $1 ]] && { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }; }
 hwm_kib() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 
