@@ -103,8 +103,9 @@ static int on_pg_busy(void *ctx, PGconn *pg)
  * its request's loop over the loop's pipelined connections while the worker
  * sleeps on its own condition variable. Measured against blocking
  * connections lent to workers (docs/DATABASE.md, "Pool workers and
- * connections"): a third of the CPU per request and no hand-off of
- * connections between parked threads. `w` lives on the worker's stack, which
+ * connections", bench/pool_probe.sh): PostgreSQL's CPU per statement
+ * halves and weft's drops, with no hand-off of connections between parked
+ * threads. `w` lives on the worker's stack, which
  * stays put until the loop has answered; the loop always answers (result,
  * timeout, or WEFT_CANCELLED when its connections close). */
 typedef struct worker_wait {
