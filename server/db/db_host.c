@@ -166,7 +166,7 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
         return WEFT_UNAVAILABLE;
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
-        if (r->route->db_cfg->pool_connections == 0)
+        if (r->tx == NULL && r->route->db_cfg->pool_connections == 0)
             return worker_query(r, sql, n, params, res);
         PGresult *pg = NULL;
         pg_busy busy = {.r = r};
