@@ -166,8 +166,17 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
         return WEFT_UNAVAILABLE;
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
-        if (r->tx == NULL && r->route->db_cfg->pool_connections == 0)
-            return worker_query(r, sql, n, params, res);
+        if (r->tx == NULL && r->route->db_cfg->pool_connections == 0) {
+            /* Not cancelled mid-statement (it ends within the statement
+             * timeout), but answered like the blocking path once it does. */
+            int rc = worker_query(r, sql, n, params, res);
+            if (weft_req_cancelled(r) && rc != WEFT_OK) {
+                weft_db_host_result_free(*res);
+                *res = NULL;
+                return WEFT_CANCELLED;
+            }
+            return rc;
+        }
         PGresult *pg = NULL;
         pg_busy busy = {.r = r};
         int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg)

@@ -24,6 +24,7 @@
  * needs its function added here, or the build fails (the name would link to
  * libpq, which is not linked). */
 #define WEFT_PQ_FUNCTIONS(X)                                                                                         \
+    X(PQcancel)                                                                                                    \
     X(PQclear)                                                                                                     \
     X(PQcmdStatus)                                                                                                 \
     X(PQcmdTuples)                                                                                                 \
@@ -36,6 +37,8 @@
     X(PQfinish)                                                                                                    \
     X(PQflush)                                                                                                     \
     X(PQfname)                                                                                                     \
+    X(PQfreeCancel)                                                                                                \
+    X(PQgetCancel)                                                                                                 \
     X(PQgetResult)                                                                                                 \
     X(PQgetisnull)                                                                                                 \
     X(PQgetvalue)                                                                                                  \
@@ -80,6 +83,7 @@ int weft_pq_load(char *why, size_t why_size);
 int weft_pq_loaded(void);
 
 #ifndef WEFT_PQ_IMPL
+#define PQcancel (weft_pq.PQcancel)
 #define PQclear (weft_pq.PQclear)
 #define PQcmdStatus (weft_pq.PQcmdStatus)
 #define PQcmdTuples (weft_pq.PQcmdTuples)
@@ -92,6 +96,8 @@ int weft_pq_loaded(void);
 #define PQfinish (weft_pq.PQfinish)
 #define PQflush (weft_pq.PQflush)
 #define PQfname (weft_pq.PQfname)
+#define PQfreeCancel (weft_pq.PQfreeCancel)
+#define PQgetCancel (weft_pq.PQgetCancel)
 #define PQgetResult (weft_pq.PQgetResult)
 #define PQgetisnull (weft_pq.PQgetisnull)
 #define PQgetvalue (weft_pq.PQgetvalue)
