@@ -58,7 +58,7 @@ threads = $(nproc);
 listen = ["127.0.0.1:0"];
 admin = false;
 log = { level = "info"; };
-database = { conninfo = "dbname=weft"; pool_connections = 16; loop_connections = 2; statement_timeout_ms = 5000; };
+database = { conninfo = "dbname=weft"; loop_connections = 2; statement_timeout_ms = 5000; };
 pools = ({ name = "default"; size = 200; queue = 10000; });
 routes = (
   { path = "/pool/persons/{id}"; plugin = "persons"; dispatch = "pool"; methods = ["GET"]; },
@@ -104,8 +104,8 @@ $BEGIN_MARK
 
 Upper limit: \`pgbench -S -M prepared -c $CONNS -j 2 -T $SECS\` on the same private
 PostgreSQL 15 cluster (unix socket, scale 1): **$PGB_TPS tps**. weft runs
-$(nproc) event loops, 16 blocking connections for the pool, 2 pipelined
-connections per loop for coroutine and reactive. wrk and PostgreSQL share
+$(nproc) event loops with 2 pipelined connections each, shared by all
+three policies (\`pool_connections = 0\`, the default). wrk and PostgreSQL share
 the machine's $(nproc) cores with weft, so all three compete for CPU.
 
 Command: \`BENCH_SECONDS=$SECS bench/persons.sh --write\` ($(date -u +%Y-%m-%d)).

@@ -287,7 +287,7 @@ def conf_facts(text):
     f["grace_s"] = conf_int(t, "grace_s", 10)
     db = re.search(r"\bdatabase\s*[=:]\s*\{(.*?)\}\s*;", t, re.S)
     f["database"] = db is not None
-    f["pool_connections"] = conf_int(db.group(1), "pool_connections", 10) if db else 0
+    f["pool_connections"] = conf_int(db.group(1), "pool_connections", 0) if db else 0
     f["loop_connections"] = conf_int(db.group(1), "loop_connections", 1) if db else 0
     f["admin_off"] = re.search(r"\badmin\s*[=:]\s*false\s*;", t) is not None
     f["routes"] = set(re.findall(r"\bpath\s*[=:]\s*\"([^\"]+)\"", t))

@@ -330,7 +330,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 
     weft_db_cfg *db = &cfg->database;
     const char *conninfo = "dbname=weft";
-    db->pool_connections = 10;
+    db->pool_connections = 0; /* pool workers share the loops' pipelined connections (docs/DATABASE.md) */
     db->loop_connections = 1;
     db->statement_timeout_ms = 5000;
     db->connect_timeout_s = 5;
@@ -343,7 +343,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         weft_cfg_check_keys(v, g, "database", db_keys);
         db->configured = 1;
         conninfo = weft_cfg_string(v, g, "database", "conninfo", conninfo);
-        db->pool_connections = (int)weft_cfg_int(v, g, "database", "pool_connections", 1, 1000, 10);
+        db->pool_connections = (int)weft_cfg_int(v, g, "database", "pool_connections", 0, 1000, 0);
         db->loop_connections = (int)weft_cfg_int(v, g, "database", "loop_connections", 1, 64, 1);
         db->statement_timeout_ms = (int)weft_cfg_int(v, g, "database", "statement_timeout_ms", 1, 3600000, 5000);
         db->connect_timeout_s = (int)weft_cfg_int(v, g, "database", "connect_timeout_s", 1, 600, 5);

@@ -14,7 +14,7 @@
 #ifndef WEFT_DB_H
 #define WEFT_DB_H
 
-#include <libpq-fe.h>
+#include "db/pq.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <weft/plugin.h>

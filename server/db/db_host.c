@@ -1,5 +1,7 @@
 /* The database entries of the host table: choose the connection set that
  * matches the request's execution context. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "dispatch/coro.h"
@@ -13,6 +15,21 @@
 #include "request/request.h"
 
 static weft_dbloop *loop_db(weft_req *r) { return weft_dbloop_for(r->loop, r->route->db_cfg); }
+
+/* A generation without a database (no `database` group, no PG* variable:
+ * weft_db_needed) has no pool and never loaded libpq. Its database calls
+ * answer 503; the first one says why, once per process. */
+static int no_database(weft_req *r)
+{
+    static atomic_int told;
+    if (r->route->dbpool != NULL)
+        return 0;
+    if (!atomic_exchange(&told, 1))
+        weft_log_error("%s: the plugin queries the database, but none is configured: add a `database` group to the "
+                       "config or set PGHOST/PGDATABASE (docs/DATABASE.md); answering 503",
+                       r->route->label);
+    return 1;
+}
 
 typedef struct co_wait {
     weft_wait wait;
@@ -82,13 +99,84 @@ static int on_pg_busy(void *ctx, PGconn *pg)
     return -1;
 }
 
+/* A pool worker's statement (with pool_connections = 0, the default), run on
+ * its request's loop over the loop's pipelined connections while the worker
+ * sleeps on its own condition variable. Measured against blocking
+ * connections lent to workers (docs/DATABASE.md, "Pool workers and
+ * connections", bench/pool_probe.sh): PostgreSQL's CPU per statement
+ * halves and weft's drops, with no hand-off of connections between parked
+ * threads. `w` lives on the worker's stack, which
+ * stays put until the loop has answered; the loop always answers (result,
+ * timeout, or WEFT_CANCELLED when its connections close). */
+typedef struct worker_wait {
+    weft_msg msg;
+    weft_req *r;
+    const char *sql;
+    int n;
+    const char *const *params;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, rc;
+    PGresult *res;
+} worker_wait;
+
+static void on_worker_result(void *arg, int rc, PGresult *res)
+{
+    worker_wait *w = arg;
+    pthread_mutex_lock(&w->mu);
+    w->rc = rc;
+    w->res = res;
+    w->done = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void on_worker_msg(weft_msg *m)
+{
+    worker_wait *w = (worker_wait *)m;
+    weft_dbloop *db = loop_db(w->r);
+    if (db == NULL)
+        on_worker_result(w, WEFT_UNAVAILABLE, NULL);
+    else
+        weft_dbloop_query(db, w->sql, w->n, w->params, on_worker_result, w);
+}
+
+static int worker_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
+{
+    worker_wait w = {.r = r, .sql = sql, .n = n, .params = params};
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    weft_loop_post(r->loop, &w.msg, on_worker_msg);
+    pthread_mutex_lock(&w.mu);
+    while (!w.done)
+        pthread_cond_wait(&w.cv, &w.mu);
+    pthread_mutex_unlock(&w.mu);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    *res = (weft_result *)w.res;
+    return w.rc;
+}
+
 int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
     *res = NULL;
     if (weft_req_cancelled(r))
         return WEFT_CANCELLED;
+    if (no_database(r))
+        return WEFT_UNAVAILABLE;
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
+        if (r->tx == NULL && r->route->db_cfg->pool_connections == 0) {
+            /* Not cancelled mid-statement (it ends within the statement
+             * timeout), but answered like the blocking path once it does. */
+            int rc = worker_query(r, sql, n, params, res);
+            if (weft_req_cancelled(r) && rc != WEFT_OK) {
+                weft_db_host_result_free(*res);
+                *res = NULL;
+                return WEFT_CANCELLED;
+            }
+            return rc;
+        }
         PGresult *pg = NULL;
         pg_busy busy = {.r = r};
         int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg)
@@ -168,7 +256,7 @@ void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char
         cb(r, arg, WEFT_CANCELLED, NULL);
         return;
     }
-    async_wait *a = weft_req_alloc(r, sizeof(*a));
+    async_wait *a = no_database(r) ? NULL : weft_req_alloc(r, sizeof(*a));
     weft_dbloop *db = a != NULL && r->tx == NULL ? loop_db(r) : NULL;
     if (a == NULL || (db == NULL && r->tx == NULL)) {
         cb(r, arg, WEFT_UNAVAILABLE, NULL);
@@ -218,4 +306,8 @@ const char *weft_db_host_result_error(const weft_result *res)
     return res ? PQresultErrorMessage((const PGresult *)res) : "no result (connection failed or timed out)";
 }
 
-void weft_db_host_result_free(weft_result *res) { PQclear((PGresult *)res); }
+void weft_db_host_result_free(weft_result *res)
+{
+    if (res != NULL) /* without a database libpq is not loaded, and a plugin may free its NULL result */
+        PQclear((PGresult *)res);
+}

@@ -35,6 +35,14 @@ struct weft_dbpool {
     int reported_down;
 };
 
+/* With pool_connections = 0 workers send single statements over the loops'
+ * connections (db_host.c), and only transactions hold connections of this
+ * pool: at most tx_connections of them. */
+static size_t capacity(const weft_db_cfg *cfg)
+{
+    return (size_t)(cfg->pool_connections > 0 ? cfg->pool_connections : cfg->tx_connections);
+}
+
 weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg)
 {
     weft_dbpool *p = calloc(1, sizeof(*p));
@@ -42,7 +50,7 @@ weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg)
         return NULL;
     p->cfg = *cfg;
     p->cfg.conninfo = strdup(cfg->conninfo);
-    p->idle = calloc((size_t)cfg->pool_connections, sizeof(pconn *));
+    p->idle = calloc(capacity(cfg), sizeof(pconn *));
     pthread_mutex_init(&p->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -128,7 +136,7 @@ static pconn *borrow(weft_dbpool *p, uint64_t deadline_ns, int *rc)
             *rc = WEFT_UNAVAILABLE; /* fail fast while the database is known to be down */
             return NULL;
         }
-        if (p->open < (size_t)p->cfg.pool_connections)
+        if (p->open < capacity(&p->cfg))
             break;
         struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
         if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT) {

@@ -206,8 +206,16 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
             continue;
         weft_route_init_run(r, &weft_host_table, plugin_state, errs);
     }
+    /* libpq is loaded here, by the first generation that needs a database
+     * (-t included, so a missing libpq is reported before a reload). */
+    int want_db = weft_db_needed(&cfg->database);
+    char pq_why[256];
+    if (errs->count == before && want_db && weft_pq_load(pq_why, sizeof(pq_why)) != 0)
+        weft_errors_add(errs, "%s: database: %s", cfg->path, pq_why);
     if (errs->count == before && !check_only) {
-        g->dbpool = weft_dbpool_new(&cfg->database);
+        /* No pool without a database: the routes' NULL dbpool is how db/ knows. */
+        if (want_db && (g->dbpool = weft_dbpool_new(&cfg->database)) == NULL)
+            weft_errors_add(errs, "%s: database: out of memory", cfg->path);
         for (size_t i = 0; i < g->n_routes; i++) {
             weft_route *r = &g->routes[i];
             r->dbpool = g->dbpool;

@@ -285,3 +285,80 @@ Test(limits, request_target_over_max_uri_is_414, .timeout = 60)
     wt_resp_free(&r);
     wt_finish(&s);
 }
+
+/* libpq is loaded only by a server that has a database (docs/DATABASE.md). */
+static int maps_libpq(pid_t pid)
+{
+    char cmd[96];
+    snprintf(cmd, sizeof(cmd), "grep -q 'libpq\\.so' /proc/%d/maps", (int)pid);
+    return system(cmd) == 0;
+}
+
+/* The test runs in its own process: clearing PG* here touches no other test. */
+static void clear_pg_env(void)
+{
+    extern char **environ;
+    for (size_t i = 0; environ[i] != NULL;) {
+        if (strncmp(environ[i], "PG", 2) == 0) {
+            char name[128];
+            snprintf(name, sizeof(name), "%.*s", (int)strcspn(environ[i], "="), environ[i]);
+            unsetenv(name);
+        } else {
+            i++;
+        }
+    }
+}
+
+static const char *db_routes = "routes = (\n"
+                               "  { path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; },\n"
+                               "  { path = \"/pool/db\"; plugin = \"dbping\"; dispatch = \"pool\"; },\n"
+                               "  { path = \"/coroutine/db\"; plugin = \"dbping\"; dispatch = \"coroutine\"; },\n"
+                               "  { path = \"/reactive/db\"; plugin = \"dbping\"; dispatch = \"reactive\"; }\n"
+                               ");\n";
+
+Test(libpq, not_loaded_without_a_database_and_queries_answer_503, .timeout = 60)
+{
+    clear_pg_env();
+    char conf[1024];
+    snprintf(conf, sizeof(conf), "threads = 2; listen = [\"127.0.0.1:0\"];\n%s", db_routes);
+    wt_server s = {0};
+    wt_start(&s, conf);
+    cr_expect(!maps_libpq(s.pid), "a server without a database must not map libpq");
+    const char *paths[] = {"/pool/db", "/coroutine/db", "/reactive/db"};
+    for (size_t i = 0; i < 3; i++) {
+        wt_resp r;
+        cr_assert_eq(wt_http(&s, "GET", paths[i], NULL, &r), 0);
+        cr_expect_eq(r.status, 503, "%s: %ld %s", paths[i], r.status, r.body);
+        wt_resp_free(&r);
+    }
+    free(wt_wait_log(&s, "none is configured: add a `database` group", 10000));
+    cr_expect(!maps_libpq(s.pid), "a query without a database must not load libpq either");
+    cr_assert_eq(wt_stop(&s), 0);
+    wt_finish(&srv);
+}
+
+Test(libpq, loaded_by_a_database_group_or_a_pg_variable, .timeout = 60)
+{
+    clear_pg_env();
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads = 1; listen = [\"127.0.0.1:0\"];\n"
+             "database = { conninfo = \"host=/nonexistent dbname=weft\"; connect_timeout_s = 1; };\n%s",
+             db_routes);
+    wt_server s = {0};
+    wt_start(&s, conf);
+    cr_expect(maps_libpq(s.pid), "a database group loads libpq");
+    wt_resp r;
+    cr_assert_eq(wt_http(&s, "GET", "/pool/db", NULL, &r), 0);
+    cr_expect_eq(r.status, 503, "unreachable database: %ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_stop(&s), 0);
+
+    const char *env[] = {"PGHOST=/nonexistent", NULL};
+    snprintf(conf, sizeof(conf), "threads = 1; listen = [\"127.0.0.1:0\"];\n%s", db_routes);
+    wt_server e = {0};
+    wt_start_env(&e, conf, env);
+    cr_expect(maps_libpq(e.pid), "a PG* variable loads libpq");
+    cr_assert_eq(wt_stop(&e), 0);
+    wt_finish(&srv);
+}

@@ -1,0 +1,140 @@
+# Helpers of bench/round2.sh (sourced, not run): repeated measurements with
+# median and range, load generators' reports, reference servers, SVG charts.
+# Expects ROOT, TMP, SECS and log()/die() from the caller.
+
+# ---- statistics ----
+
+# stats V1 V2 ... — prints "median min max spread%" (spread = (max-min)/median).
+stats() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+        END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+              printf "%s %s %s %.1f\n", m, v[1], v[NR], (m > 0 ? 100 * (v[NR] - v[1]) / m : 0) }'
+}
+
+# repeat FN ARGS... — runs FN (which prints one number, or "metric=value ..."
+# lines whose first field is the figure) 3 times; when the spread of the
+# first figure exceeds 10 %, twice more (median of 5 then). Sets R_MED R_MIN
+# R_MAX R_SPREAD R_N and R_ALL (every run's full output line, ";"-separated).
+repeat() {
+    local vals=() i out
+    R_ALL=
+    for ((i = 0; i < 5; i++)); do
+        out=$("$@") || die "$* failed"
+        vals+=("${out%% *}")
+        R_ALL+="${out};"
+        if ((i == 2)); then
+            read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats "${vals[@]}")"
+            awk -v s="$R_SPREAD" 'BEGIN { exit !(s <= 10) }' && break
+            log "spread ${R_SPREAD} % over 3 runs of $*: two more runs"
+        fi
+    done
+    R_N=${#vals[@]}
+    read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats "${vals[@]}")"
+}
+
+# field NAME — the median over R_ALL of "NAME=value" (a secondary figure).
+field() {
+    local v
+    v=$(tr ';' '\n' <<<"$R_ALL" | tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print $2 }')
+    [[ -n $v ]] || { echo "–"; return; }
+    # shellcheck disable=SC2086
+    stats $v | cut -d' ' -f1
+}
+
+# fmt MEDIAN MIN MAX — "12345 (12000–12500)" with integers.
+fmt() { awk -v m="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%d (%d–%d)", m + 0.5, a + 0.5, b + 0.5 }'; }
+fmt1() { awk -v m="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.1f (%.1f–%.1f)", m, a, b }'; }
+
+# ---- load generators ----
+
+# wrk with a Lua report: prints "rps p50_ms p99_ms errors".
+wrk_lua() {
+    cat >"$TMP/report.lua" <<'EOF'
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("RESULT %d %d %d %d %d\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), e.connect + e.read + e.write + e.timeout + e.status))
+end
+EOF
+    cat >"$TMP/random.lua" <<'EOF'
+math.randomseed(os.time())
+request = function() return wrk.format("GET", wrk.path .. math.random(1, 1000)) end
+EOF
+    cat "$TMP/report.lua" >>"$TMP/random.lua"
+}
+# run_wrk CONNS SECONDS URL [script] — "rps=N p50=ms p99=ms errors=N"
+run_wrk() {
+    local out
+    out=$(wrk -t2 -c"$1" -d"$2s" --timeout 10s -s "${4:-$TMP/report.lua}" "$3" 2>&1 | awk '/^RESULT/')
+    [[ -n $out ]] || { log "wrk gave no result for $3"; echo "0 p50=0 p99=0 errors=1"; return; }
+    awk '{ printf "%.0f p50=%.2f p99=%.2f errors=%d\n", $2 / ($3 / 1e6), $4 / 1000, $5 / 1000, $6 }' <<<"$out"
+}
+# run_h2load CONNS STREAMS SECONDS URL|-i FILE — "rps=N errors=N"
+run_h2load() {
+    local c=$1 m=$2 s=$3
+    shift 3
+    h2load -c"$c" -m"$m" -t2 -D "$s" "$@" 2>&1 |
+        awk '/^finished in/ { gsub(",", ""); rps = $4 }
+             /^requests:/ { gsub(",", ""); err += $10 }      # failed (errored included)
+             /^status codes:/ { gsub(",", ""); err += $7 + $9 } # 4xx, 5xx
+             END { printf "%.0f errors=%d\n", rps, err }'
+}
+
+# ---- processes ----
+
+# Below the kernel's ephemeral range (32768..): a client socket there could
+# hold the port; any socket on it, listening or not, counts as taken.
+port_free() { [[ -z $(ss -Htan "sport = :$1") ]]; }
+# free_port VAR... — sets each VAR to a free port from 20000..26999, never the
+# same twice in a run (hence no $(...): the counter must survive).
+NEXT_PORT=$((20000 + $$ % 6000))
+free_port() {
+    local v
+    for v in "$@"; do
+        while ! port_free "$NEXT_PORT"; do NEXT_PORT=$((NEXT_PORT + 1)); done
+        printf -v "$v" '%s' "$NEXT_PORT"
+        NEXT_PORT=$((NEXT_PORT + 1))
+    done
+}
+# wait_http URL — until it answers (any status), 10 s at most.
+wait_http() {
+    local i
+    for ((i = 0; i < 200; i++)); do
+        curl -ks -o /dev/null --max-time 1 "$1" && return
+        sleep 0.05
+    done
+    die "nothing answers on $1"
+}
+# stop_pid PID — TERM, wait.
+stop_pid() { [[ -n $1 ]] && { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }; }
+hwm_kib() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
+rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+
+# ---- charts: horizontal bars as plain SVG, no tool needed ----
+
+# svg_bars FILE TITLE UNIT < rows — rows: "label|median|min|max|limit" (limit
+# may be empty); one bar per row, the range as a whisker, the limit as a red tick.
+svg_bars() {
+    local file=$1 title=$2 unit=$3
+    awk -F'|' -v title="$title" -v unit="$unit" '
+        { lab[NR] = $1; med[NR] = $2; lo[NR] = $3; hi[NR] = $4; lim[NR] = $5
+          top = ($4 > top) ? $4 : top; if ($5 != "" && $5 > top) top = $5 }
+        END {
+            if (top <= 0) top = 1
+            lw = 260; bw = 420; rh = 22; h = 50 + NR * rh + 30; w = lw + bw + 110
+            printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n", w, h
+            printf "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+            printf "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">%s</text>\n", title
+            printf "<text x=\"10\" y=\"38\" fill=\"#555\">%s; bar = median, whisker = min–max, red tick = limit</text>\n", unit
+            for (i = 1; i <= NR; i++) {
+                y = 50 + (i - 1) * rh; x0 = lw
+                printf "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", lw - 6, y + 15, lab[i]
+                printf "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#4a7ab5\"/>\n", x0, y + 4, bw * med[i] / top, rh - 8
+                printf "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", x0 + bw * lo[i] / top, x0 + bw * hi[i] / top, y + 11, y + 11
+                if (lim[i] != "")
+                    printf "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"red\" stroke-width=\"2\"/>\n", x0 + bw * lim[i] / top, x0 + bw * lim[i] / top, y + 1, y + rh - 1
+                printf "<text x=\"%.1f\" y=\"%d\">%s</text>\n", x0 + bw * (hi[i] > med[i] ? hi[i] : med[i]) / top + 4, y + 15, (med[i] >= 100 ? sprintf("%d", med[i] + 0.5) : sprintf("%.1f", med[i]))
+            }
+            printf "<line x1=\"%d\" x2=\"%d\" y1=\"45\" y2=\"%d\" stroke=\"#999\"/>\n</svg>\n", lw, lw, 50 + NR * rh
+        }' >"$file"
+}

@@ -1,0 +1,119 @@
+/*
+ * libpq, loaded on demand. weft links no libpq: a server whose routes use no
+ * database must not map it (libpq and its own dependencies are ~3 MiB of
+ * shared pages, a third of an idle server's memory). The generation that
+ * needs a database calls weft_pq_load(), which dlopen()s libpq.so.5 and fills
+ * a table of function pointers; db/ calls libpq through that table.
+ *
+ * Call sites keep libpq's names and shape: after this header, `PQclear(r)`
+ * means `(weft_pq.PQclear)(r)`. libpq-fe.h still comes from the build's
+ * pkg-config, for the types and to check every pointer against libpq's own
+ * prototype (each slot is declared with __typeof__ of the function).
+ *
+ * Which servers load it: see weft_db_needed().
+ */
+#ifndef WEFT_DB_PQ_H
+#define WEFT_DB_PQ_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+
+#include "config/config.h"
+
+/* Every libpq function db/ (and the /health probe) calls. A new call site
+ * needs its function added here, or the build fails (the name would link to
+ * libpq, which is not linked). */
+#define WEFT_PQ_FUNCTIONS(X)                                                                                         \
+    X(PQcancel)                                                                                                    \
+    X(PQclear)                                                                                                     \
+    X(PQcmdStatus)                                                                                                 \
+    X(PQcmdTuples)                                                                                                 \
+    X(PQconnectPoll)                                                                                               \
+    X(PQconnectStartParams)                                                                                        \
+    X(PQconnectdbParams)                                                                                           \
+    X(PQconsumeInput)                                                                                              \
+    X(PQenterPipelineMode)                                                                                         \
+    X(PQerrorMessage)                                                                                              \
+    X(PQfinish)                                                                                                    \
+    X(PQflush)                                                                                                     \
+    X(PQfname)                                                                                                     \
+    X(PQfreeCancel)                                                                                                \
+    X(PQgetCancel)                                                                                                 \
+    X(PQgetResult)                                                                                                 \
+    X(PQgetisnull)                                                                                                 \
+    X(PQgetvalue)                                                                                                  \
+    X(PQisBusy)                                                                                                    \
+    X(PQnfields)                                                                                                   \
+    X(PQntuples)                                                                                                   \
+    X(PQpipelineSync)                                                                                              \
+    X(PQresultErrorField)                                                                                          \
+    X(PQresultErrorMessage)                                                                                        \
+    X(PQresultStatus)                                                                                              \
+    X(PQsendPrepare)                                                                                               \
+    X(PQsendQueryPrepared)                                                                                         \
+    X(PQsetnonblocking)                                                                                            \
+    X(PQsocket)                                                                                                    \
+    X(PQstatus)                                                                                                    \
+    X(PQtransactionStatus)
+
+#define WEFT_PQ_SLOT(f) __typeof__(f) *f;
+/** The loaded functions; valid once weft_pq_load() succeeded. */
+typedef struct weft_pq_api {
+    WEFT_PQ_FUNCTIONS(WEFT_PQ_SLOT)
+} weft_pq_api;
+#undef WEFT_PQ_SLOT
+
+extern weft_pq_api weft_pq;
+
+/**
+ * Whether a server with these settings talks to a database, so loads libpq:
+ * the config has a `database` group, or a PG* variable is in the environment
+ * (libpq's own way of being pointed at a server, and what packaging/run.sh and
+ * the test suite set). Otherwise database calls answer 503 and say why.
+ */
+int weft_db_needed(const weft_db_cfg *cfg);
+
+/**
+ * Loads libpq once per process (control thread, at generation build; the
+ * library stays loaded). Returns 0, or -1 with the reason in `why`.
+ */
+int weft_pq_load(char *why, size_t why_size);
+
+/** Whether libpq is loaded (any thread; set before any generation using it serves). */
+int weft_pq_loaded(void);
+
+#ifndef WEFT_PQ_IMPL
+#define PQcancel (weft_pq.PQcancel)
+#define PQclear (weft_pq.PQclear)
+#define PQcmdStatus (weft_pq.PQcmdStatus)
+#define PQcmdTuples (weft_pq.PQcmdTuples)
+#define PQconnectPoll (weft_pq.PQconnectPoll)
+#define PQconnectStartParams (weft_pq.PQconnectStartParams)
+#define PQconnectdbParams (weft_pq.PQconnectdbParams)
+#define PQconsumeInput (weft_pq.PQconsumeInput)
+#define PQenterPipelineMode (weft_pq.PQenterPipelineMode)
+#define PQerrorMessage (weft_pq.PQerrorMessage)
+#define PQfinish (weft_pq.PQfinish)
+#define PQflush (weft_pq.PQflush)
+#define PQfname (weft_pq.PQfname)
+#define PQfreeCancel (weft_pq.PQfreeCancel)
+#define PQgetCancel (weft_pq.PQgetCancel)
+#define PQgetResult (weft_pq.PQgetResult)
+#define PQgetisnull (weft_pq.PQgetisnull)
+#define PQgetvalue (weft_pq.PQgetvalue)
+#define PQisBusy (weft_pq.PQisBusy)
+#define PQnfields (weft_pq.PQnfields)
+#define PQntuples (weft_pq.PQntuples)
+#define PQpipelineSync (weft_pq.PQpipelineSync)
+#define PQresultErrorField (weft_pq.PQresultErrorField)
+#define PQresultErrorMessage (weft_pq.PQresultErrorMessage)
+#define PQresultStatus (weft_pq.PQresultStatus)
+#define PQsendPrepare (weft_pq.PQsendPrepare)
+#define PQsendQueryPrepared (weft_pq.PQsendQueryPrepared)
+#define PQsetnonblocking (weft_pq.PQsetnonblocking)
+#define PQsocket (weft_pq.PQsocket)
+#define PQstatus (weft_pq.PQstatus)
+#define PQtransactionStatus (weft_pq.PQtransactionStatus)
+#endif
+
+#endif
