@@ -36,4 +36,18 @@ void weft_blocking_check(weft_route *route, uint64_t elapsed_ns)
                   (unsigned long long)(limit / 1000000u), (unsigned long long)n);
 }
 
+void weft_blocking_check_slice(const char *what, atomic_uint_fast64_t *last_ns, uint64_t elapsed_ns)
+{
+    uint64_t limit = atomic_load_explicit(&threshold_ns, memory_order_relaxed);
+    if (limit == 0 || elapsed_ns <= limit)
+        return;
+    atomic_fetch_add_explicit(&total, 1, memory_order_relaxed);
+    uint64_t now = weft_now_ns(), last = atomic_load(last_ns);
+    if ((last != 0 && now - last < atomic_load(&interval_ns)) || !atomic_compare_exchange_strong(last_ns, &last, now))
+        return;
+    weft_log_warn("%s blocked its event-loop thread for %llu ms (threshold %llu ms): timer callbacks must not "
+                  "block; hand slow work to a thread of your own",
+                  what, (unsigned long long)(elapsed_ns / 1000000u), (unsigned long long)(limit / 1000000u));
+}
+
 uint64_t weft_blocking_total(void) { return atomic_load(&total); }

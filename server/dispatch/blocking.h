@@ -9,6 +9,7 @@
 #ifndef WEFT_BLOCKING_H
 #define WEFT_BLOCKING_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 struct weft_route;
@@ -17,6 +18,11 @@ struct weft_route;
 void weft_blocking_configure(int threshold_ms, int interval_s);
 /** Called after each loop-thread slice of `route` with its duration. */
 void weft_blocking_check(struct weft_route *route, uint64_t elapsed_ns);
+/**
+ * The same for a slice that belongs to no route (a plugin timer): `what`
+ * names it in the log line, `last_ns` rate-limits that line.
+ */
+void weft_blocking_check_slice(const char *what, atomic_uint_fast64_t *last_ns, uint64_t elapsed_ns);
 /** Slow slices seen since start, all routes. */
 uint64_t weft_blocking_total(void);
 

@@ -15,6 +15,7 @@
 #include "request/request.h"
 #include "request/stream.h"
 #include "plugin/route_init.h"
+#include "plugin/ptimer.h"
 #include "version.h"
 
 static void weft_host_log(const weft_req *r, int level, const char *fmt, ...)
@@ -110,4 +111,6 @@ const weft_host weft_host_table = {
     .ws_on_message = weft_ws_ws_on_message,
     .ws_send = weft_ws_ws_send,
     .ws_close = weft_ws_ws_close,
+    .timer_start = weft_ptimer_timer_start,
+    .timer_stop = weft_ptimer_timer_stop,
 };

@@ -96,11 +96,13 @@ void weft_init_check_unused(weft_init *ctx)
     }
 }
 
-int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state, weft_errors *errs)
+int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state, struct weft_ptimers *timers,
+                        weft_errors *errs)
 {
     char what[300];
     weft_init ctx = weft_route_init_for_route(r->cfg, what, sizeof(what), errs);
     ctx.plugin_state = plugin_state;
+    ctx.timers = timers;
     int rc = WEFT_OK;
     if (r->desc->init != NULL)
         rc = r->desc->init(host, &ctx, &r->state);
@@ -114,7 +116,7 @@ int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state
 }
 
 int weft_route_init_load(const weft_config *cfg, const char *name, const weft_plugin *desc, const weft_host *host,
-                         void **state, unsigned char *loaded, weft_errors *errs)
+                         void **state, unsigned char *loaded, struct weft_ptimers *timers, weft_errors *errs)
 {
     if (desc->load == NULL)
         return 0;
@@ -122,7 +124,8 @@ int weft_route_init_load(const weft_config *cfg, const char *name, const weft_pl
     snprintf(what, sizeof(what), "plugins.%s", name);
     config_setting_t *opts = weft_config_plugin_options(cfg, name);
     weft_init ctx = {.plugin = name, .options = opts, .what = what, .file = cfg->path,
-                     .line = opts != NULL ? (int)config_setting_source_line(opts) : 0, .errs = errs};
+                     .line = opts != NULL ? (int)config_setting_source_line(opts) : 0, .timers = timers,
+                     .errs = errs};
     int rc = desc->load(host, &ctx, state);
     if (rc != WEFT_OK && !ctx.failed)
         weft_route_init_init_error(&ctx, "load returned %d", rc);

@@ -20,6 +20,7 @@ struct weft_init {
     const char *file;
     int line;
     void *plugin_state; /* what load() returned, for the routes' init */
+    struct weft_ptimers *timers; /* the plugin load's timers (timer_start) */
     const char *asked[64]; /* option names the plugin looked at */
     size_t n_asked;
     int failed;
@@ -42,9 +43,11 @@ void weft_init_check_unused(weft_init *ctx);
  * Calls the plugin's init for route `r` (cfg and desc set) with its
  * options, the plugin's own state and `host` (plugin/host.h's table: passed
  * in, since that table holds this module's functions); 0, or -1 with the
- * reasons in `errs`. Sets r->initialised when fini must run.
+ * reasons in `errs`. Sets r->initialised when fini must run. Timers the
+ * init starts go to `timers` (the plugin load's set).
  */
-int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state, weft_errors *errs);
+int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state, struct weft_ptimers *timers,
+                        weft_errors *errs);
 
 /**
  * Calls plugin `name`'s load() (if it has one) with its plugins.NAME
@@ -52,6 +55,6 @@ int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state
  * set when unload must run. 0, or -1 with the reasons in `errs`.
  */
 int weft_route_init_load(const weft_config *cfg, const char *name, const weft_plugin *desc, const weft_host *host,
-                         void **state, unsigned char *loaded, weft_errors *errs);
+                         void **state, unsigned char *loaded, struct weft_ptimers *timers, weft_errors *errs);
 
 #endif

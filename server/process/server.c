@@ -20,8 +20,10 @@
 #include "ops/admin.h"
 #include "ops/observe.h"
 #include "plugin/module.h"
+#include "plugin/ptimer.h"
 #include "process/control.h"
 #include "process/privileges.h"
+#include "reload/generation.h"
 #include "reload/reload.h"
 #include "request/respond.h"
 #include "version.h"
@@ -142,6 +144,7 @@ int weft_server_run(weft_generation *gen)
     weft_db_tx_attach();
     weft_outbound_attach();
     weft_ws_attach();
+    weft_ptimers_attach();
     weft_loops_conf lc = {.h2o = &proc.h2o,
                           .main_hosts = proc.main_hosts,
                           .admin_hosts = proc.admin_hosts,
@@ -152,6 +155,7 @@ int weft_server_run(weft_generation *gen)
                           .max_connections = (size_t)cfg->limits.max_connections};
     if (weft_loops_start(n, &lc) != 0)
         weft_fatal("out of memory starting the event loops");
+    weft_generation_start_timers(gen);
     weft_listeners_announce(cfg, fds);
     free(fds);
     weft_log_info("weft %s serving %zu route(s) from %zu plugin(s) on %d event loop thread(s)", WEFT_VERSION,

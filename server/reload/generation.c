@@ -11,6 +11,7 @@
 #include "plugin/quarantine.h"
 #include "plugin/route_init.h"
 #include "reload/probe.h"
+#include "plugin/ptimer.h"
 #include "core/tls.h"
 #include "dispatch/workpool.h"
 
@@ -18,14 +19,16 @@
 static int load_plugin(weft_generation *g, size_t i, weft_errors *errs)
 {
     return weft_route_init_load(g->cfg, g->modules[i]->name, &g->modules[i]->desc, &weft_host_table,
-                                &g->plugin_states[i], &g->loaded[i], errs);
+                                &g->plugin_states[i], &g->loaded[i], g->timers[i], errs);
 }
 
-static weft_module *module_for(weft_generation *g, const char *name, void **plugin_state, weft_errors *errs)
+static weft_module *module_for(weft_generation *g, const char *name, void **plugin_state,
+                               struct weft_ptimers **timers, weft_errors *errs)
 {
     for (size_t i = 0; i < g->n_modules; i++)
         if (strcmp(g->modules[i]->name, name) == 0) {
             *plugin_state = g->plugin_states[i];
+            *timers = g->timers[i];
             return g->loaded[i] || g->modules[i]->desc.load == NULL ? g->modules[i] : NULL;
         }
     weft_module *m = weft_module_load(name, g->cfg->plugin_dirs, g->cfg->n_plugin_dirs, errs);
@@ -33,6 +36,8 @@ static weft_module *module_for(weft_generation *g, const char *name, void **plug
         return NULL;
     size_t i = g->n_modules++;
     g->modules[i] = m;
+    if ((g->timers[i] = weft_ptimers_new(name)) == NULL)
+        weft_fatal("out of memory");
     weft_quarantine *q = &g->quarantined[i];
     if (weft_quarantine_check(m->name, m->sha256, q)) {
         char why[1200], when[32];
@@ -45,6 +50,7 @@ static weft_module *module_for(weft_generation *g, const char *name, void **plug
     if (load_plugin(g, i, errs) != 0)
         return NULL;
     *plugin_state = g->plugin_states[i];
+    *timers = g->timers[i];
     return m;
 }
 
@@ -87,7 +93,9 @@ static struct weft_workpool *pool_for(weft_generation *g, const char *name)
 
 static void destroy(weft_generation *g, int keep_cfg)
 {
-    /* Workers first: nothing may be running plugin code while it is finalised. */
+    /* Timers and workers first: nothing may be running plugin code while it is finalised. */
+    for (size_t i = 0; i < g->n_modules; i++)
+        weft_ptimers_stop_all(g->timers[i]);
     for (size_t i = 0; i < g->n_pools; i++)
         weft_workpool_free(g->pools[i]);
     weft_dbpool_free(g->dbpool);
@@ -99,8 +107,10 @@ static void destroy(weft_generation *g, int keep_cfg)
     for (size_t i = 0; i < g->n_modules; i++) {
         if (g->loaded[i] && g->modules[i]->desc.unload != NULL)
             g->modules[i]->desc.unload(g->plugin_states[i]);
+        weft_ptimers_free(g->timers[i]);
         weft_module_release(g->modules[i]);
     }
+    free(g->timers);
     free(g->plugin_states);
     free(g->loaded);
     for (size_t i = 0; g->tls != NULL && i < g->cfg->n_listen; i++)
@@ -155,9 +165,10 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
     g->plugin_states = calloc(cfg->n_routes + 1, sizeof(*g->plugin_states));
     g->loaded = calloc(cfg->n_routes + 1, sizeof(*g->loaded));
     g->quarantined = calloc(cfg->n_routes + 1, sizeof(*g->quarantined));
+    g->timers = calloc(cfg->n_routes + 1, sizeof(*g->timers));
     g->pools = calloc(cfg->n_pools + 1, sizeof(*g->pools));
     if (g->routes == NULL || g->modules == NULL || g->pools == NULL || g->plugin_states == NULL || g->loaded == NULL ||
-        g->quarantined == NULL)
+        g->quarantined == NULL || g->timers == NULL)
         weft_fatal("out of memory");
     size_t before = errs->count;
     /* Certificates are read by every build, -t included: a reload re-reads
@@ -190,7 +201,8 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         /* The router points at this slot now: it must not be reused. */
         g->n_routes++;
         void *plugin_state = NULL;
-        if ((r->module = module_for(g, r->cfg->plugin, &plugin_state, errs)) == NULL) {
+        struct weft_ptimers *timers = NULL;
+        if ((r->module = module_for(g, r->cfg->plugin, &plugin_state, &timers, errs)) == NULL) {
             /* Name the route too: the operator needs to know which line to fix. */
             weft_errors_add(errs, "%s:%d: route %s: plugin '%s' could not be loaded (see above)", r->cfg->file,
                             r->cfg->line, r->cfg->path, r->cfg->plugin);
@@ -204,7 +216,7 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         /* Its code killed the server: none of it runs until the operator says so. */
         if ((r->quarantine = quarantine_of(g, r->module)) != NULL)
             continue;
-        weft_route_init_run(r, &weft_host_table, plugin_state, errs);
+        weft_route_init_run(r, &weft_host_table, plugin_state, timers, errs);
     }
     /* libpq is loaded here, by the first generation that needs a database
      * (-t included, so a missing libpq is reported before a reload). */
@@ -230,6 +242,13 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         return NULL;
     }
     return g;
+}
+
+void weft_generation_start_timers(weft_generation *g)
+{
+    for (size_t i = 0; i < g->n_modules; i++)
+        if (g->quarantined[i].plugin[0] == '\0') /* none of its code runs */
+            weft_ptimers_activate(g->timers[i]);
 }
 
 void weft_generation_retain(weft_generation *g) { atomic_fetch_add_explicit(&g->refs, 1, memory_order_relaxed); }

@@ -31,6 +31,7 @@ typedef struct weft_generation {
     weft_module **modules;
     void **plugin_states; /* per module: what its load() returned */
     unsigned char *loaded; /* per module: load() succeeded, unload() is due */
+    struct weft_ptimers **timers; /* per module: the timers its load and inits started */
     size_t n_modules;
     struct weft_workpool **pools;
     size_t n_pools;
@@ -48,6 +49,8 @@ typedef struct weft_generation {
  */
 weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int check_only, weft_errors *errs);
 void weft_generation_retain(weft_generation *g);
+/** Starts the plugins' timers; once the generation serves (the loops run). Control thread. */
+void weft_generation_start_timers(weft_generation *g);
 /**
  * Drops a reference. The last one destroys the generation (worker pools
  * joined, fini hooks run, modules unloaded) — or, once a reaper is set,

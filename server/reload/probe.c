@@ -18,6 +18,7 @@
 #include "base/timer.h"
 #include "plugin/host.h"
 #include "plugin/module.h"
+#include "plugin/ptimer.h"
 #include "plugin/route_init.h"
 
 extern char **environ;
@@ -84,8 +85,10 @@ int weft_probe_child_main(int argc, char **argv)
     weft_module **mods = calloc(cfg->n_routes + 1, sizeof(*mods));
     void **states = calloc(cfg->n_routes + 1, sizeof(*states)); /* each plugin's own, from load() */
     unsigned char *loaded = calloc(cfg->n_routes + 1, sizeof(*loaded));
+    /* Timers are accepted as in the server, and never started: no loop runs here. */
+    struct weft_ptimers **timers = calloc(cfg->n_routes + 1, sizeof(*timers));
     size_t n_mods = 0;
-    if (routes == NULL || mods == NULL || states == NULL || loaded == NULL)
+    if (routes == NULL || mods == NULL || states == NULL || loaded == NULL || timers == NULL)
         return 4;
     for (size_t i = 0; i < cfg->n_routes; i++) {
         weft_route *r = &routes[i];
@@ -100,14 +103,17 @@ int weft_probe_child_main(int argc, char **argv)
             if ((mods[k] = weft_module_load(r->cfg->plugin, cfg->plugin_dirs, cfg->n_plugin_dirs, &errs)) == NULL)
                 continue;
             n_mods++;
-            weft_route_init_load(cfg, mods[k]->name, &mods[k]->desc, &weft_host_table, &states[k], &loaded[k], &errs);
+            if ((timers[k] = weft_ptimers_new(mods[k]->name)) == NULL)
+                return 4;
+            weft_route_init_load(cfg, mods[k]->name, &mods[k]->desc, &weft_host_table, &states[k], &loaded[k],
+                                 timers[k], &errs);
         }
         if (mods[k]->desc.load != NULL && !loaded[k])
             continue;
         r->module = mods[k];
         r->desc = &r->module->desc;
         mark("init", i, r->module->desc.version);
-        weft_route_init_run(r, &weft_host_table, states[k], &errs);
+        weft_route_init_run(r, &weft_host_table, states[k], timers[k], &errs);
     }
     for (size_t i = cfg->n_routes; i-- > 0;) {
         weft_route *r = &routes[i];
@@ -120,8 +126,11 @@ int weft_probe_child_main(int argc, char **argv)
         if (loaded[k] && mods[k]->desc.unload != NULL)
             mods[k]->desc.unload(states[k]);
     mark("done", 0, "-");
-    for (size_t k = 0; k < n_mods; k++)
+    for (size_t k = 0; k < n_mods; k++) {
+        weft_ptimers_free(timers[k]);
         weft_module_release(mods[k]);
+    }
+    free(timers);
     free(mods);
     free(states);
     free(loaded);

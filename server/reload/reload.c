@@ -189,6 +189,7 @@ int weft_reload(weft_reload_kind kind, const char *why)
     }
     free(msgs);
     serving = gen;
+    weft_generation_start_timers(gen);
     weft_generation_release(old);
     char msg[128];
     snprintf(msg, sizeof(msg), "generation %lu serving (%s)", gen->id, why);

@@ -71,6 +71,11 @@ typedef struct weft_init weft_init;
 typedef struct weft_result weft_result;
 /** A host-provided fair (FIFO) lock that works across worker threads, coroutines and callbacks. */
 typedef struct weft_mutex weft_mutex;
+/** A plugin timer (ABI 1.1). Opaque; valid until the plugin load that started it is unloaded. */
+typedef struct weft_plugin_timer weft_plugin_timer;
+
+/** A timer's callback (ABI 1.1): runs on an event-loop thread, must not block. */
+typedef void (*weft_timer_fn)(void *arg);
 
 /**
  * Completion callback of a reactive host primitive. Always runs on the event
@@ -474,6 +479,30 @@ typedef struct weft_host {
     int (*ws_send)(weft_ws *ws, int type, const void *data, size_t len);
     /** Starts the closing handshake with `code` (1000 normal, 4000-4999 yours) and a short reason. Any thread. */
     void (*ws_close)(weft_ws *ws, int code, const char *reason);
+
+
+    /* ---- timers (owned by the plugin load) ---- */
+    /**
+     * In load() or init(): calls cb(arg) on one event-loop thread after
+     * `delay_ms`, then every `period_ms` (0: once). The timer belongs to the
+     * plugin's load for this configuration: it starts once that
+     * configuration serves (never for `weft -t` or a refused reload), and the
+     * host stops it before the routes' fini and the plugin's unload run, so
+     * unload never races a callback. A callback is timed like a reactive
+     * handler (the blocked-loop detector reports one that blocks) and never
+     * runs on a loop that is shutting down. NULL (with init_error called)
+     * when cb is NULL or memory ran out.
+     */
+    weft_plugin_timer *(*timer_start)(weft_init *ctx, uint32_t delay_ms, uint32_t period_ms, weft_timer_fn cb,
+                                      void *arg);
+    /**
+     * Stops a timer: its callback does not run again (one already running
+     * on its loop is not waited for). Any thread, also inside its own
+     * callback and in unload. WEFT_OK when this call stopped it,
+     * WEFT_CANCELLED when it was already stopped (by an earlier call, or by
+     * the host before unload).
+     */
+    int (*timer_stop)(weft_plugin_timer *t);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
