@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "dispatch/blocking.h"
+#include "base/custom_stats.h"
 #include "base/stats.h"
 #include "db/db.h"
 #include "reload/generation.h"
@@ -71,6 +72,40 @@ static void route_metrics(FILE *f)
         fclose(lf);
         weft_stats_write_histogram(f, "weft_request_duration_seconds", labels, buckets, count, sum);
         free(labels);
+    }
+}
+
+/* One family per name: HELP/TYPE once, then every plugin's series of it. */
+static void plugin_metrics(FILE *f)
+{
+    int n = weft_cstat_count();
+    for (int i = 0; i < n; i++) {
+        const weft_cstat *first = weft_cstat_at(i);
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++)
+            seen = strcmp(weft_cstat_at(k)->name, first->name) == 0;
+        if (seen)
+            continue;
+        char name[160];
+        snprintf(name, sizeof(name), WEFT_CSTAT_PREFIX "%s", first->name);
+        weft_stats_write_header(f, name, weft_cstat_type_name(first->type), *first->help ? first->help : "(no help)");
+        for (int k = i; k < n; k++) {
+            weft_cstat *c = weft_cstat_at(k);
+            if (strcmp(c->name, first->name) != 0)
+                continue;
+            char labels[200];
+            /* plugin names are [a-z0-9_-]: nothing to escape */
+            snprintf(labels, sizeof(labels), "plugin=\"%s\"", c->plugin);
+            if (c->type != WEFT_CSTAT_HISTOGRAM) {
+                fprintf(f, "%s{%s} %.17g\n", name, labels, weft_cstat_value(c));
+                continue;
+            }
+            uint64_t buckets[WEFT_HIST_BUCKETS], count = atomic_load_explicit(&c->count, memory_order_relaxed), in = 0;
+            for (int b = 0; b < WEFT_HIST_BUCKETS; b++)
+                in += buckets[b] = atomic_load_explicit(&c->bucket[b], memory_order_relaxed);
+            /* an observation in flight may be in a bucket and not yet counted: +Inf must stay the largest */
+            weft_stats_write_histogram(f, name, labels, buckets, count > in ? count : in, weft_cstat_value(c));
+        }
     }
 }
 
@@ -170,6 +205,7 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     fprintf(f, "weft_blocked_handler_total %llu\n", (unsigned long long)weft_blocking_total());
 
     weft_db_metrics_render(f);
+    plugin_metrics(f);
 
     weft_reload_status rs;
     weft_reload_status_get(&rs);

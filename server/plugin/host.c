@@ -15,6 +15,7 @@
 #include "request/request.h"
 #include "request/stream.h"
 #include "plugin/route_init.h"
+#include "plugin/pmetric.h"
 #include "plugin/ptimer.h"
 #include "version.h"
 
@@ -113,4 +114,10 @@ const weft_host weft_host_table = {
     .ws_close = weft_ws_ws_close,
     .timer_start = weft_ptimer_timer_start,
     .timer_stop = weft_ptimer_timer_stop,
+    .metric_counter = weft_pmetric_metric_counter,
+    .metric_gauge = weft_pmetric_metric_gauge,
+    .metric_histogram = weft_pmetric_metric_histogram,
+    .metric_add = weft_pmetric_metric_add,
+    .metric_set = weft_pmetric_metric_set,
+    .metric_observe = weft_pmetric_metric_observe,
 };

@@ -74,6 +74,9 @@ typedef struct weft_mutex weft_mutex;
 /** A plugin timer (ABI 1.1). Opaque; valid until the plugin load that started it is unloaded. */
 typedef struct weft_plugin_timer weft_plugin_timer;
 
+/** A plugin's own metric series (ABI 1.1). Opaque; valid for the life of the process. */
+typedef struct weft_metric weft_metric;
+
 /** A timer's callback (ABI 1.1): runs on an event-loop thread, must not block. */
 typedef void (*weft_timer_fn)(void *arg);
 
@@ -503,6 +506,29 @@ typedef struct weft_host {
      * the host before unload).
      */
     int (*timer_stop)(weft_plugin_timer *t);
+
+    /* ---- custom metrics (declared in load or init, updated from any thread) ---- */
+    /**
+     * Declares a series shown in /metrics as plugin_NAME{plugin="PLUGIN"}
+     * (the plugin_ prefix keeps it apart from weft's own weft_* series).
+     * NAME follows the Prometheus rules: 1..100 characters of [a-zA-Z0-9_],
+     * not starting with a digit; a counter's name ends in _total and no
+     * other's does; none ends in _bucket, _sum or _count. `help` is one line
+     * without backslashes. Declaring the same name again (a reload of the
+     * plugin, or a second route's init) returns the same series, whose
+     * values carry on. NULL, and the load/init fails with a message naming
+     * the plugin, when a rule is broken or the name is another type.
+     */
+    weft_metric *(*metric_counter)(weft_init *ctx, const char *name, const char *help);
+    weft_metric *(*metric_gauge)(weft_init *ctx, const char *name, const char *help);
+    /** A histogram over weft's own buckets (0.0005 … 10; seconds are the natural unit). */
+    weft_metric *(*metric_histogram)(weft_init *ctx, const char *name, const char *help);
+    /** Adds `v` to a counter (v >= 0; anything else is ignored) or a gauge. Any thread, lock-free. */
+    void (*metric_add)(weft_metric *m, double v);
+    /** Sets a gauge. Any thread. */
+    void (*metric_set)(weft_metric *m, double v);
+    /** Records one observation in a histogram. Any thread, lock-free. */
+    void (*metric_observe)(weft_metric *m, double v);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
