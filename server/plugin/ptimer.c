@@ -48,6 +48,14 @@ static int on_its_loop(const weft_plugin_timer *t)
     return weft_loop_current != NULL && weft_loop_current->index == t->loop;
 }
 
+static void on_fire(weft_timer *bt);
+
+static void arm(weft_loop *L, weft_plugin_timer *t, uint32_t ms)
+{
+    if (weft_timers_add(L->timers, &t->base, ms, on_fire) != 0)
+        weft_log_error("%s cannot be scheduled (out of memory): it stops", t->set->label);
+}
+
 static void on_fire(weft_timer *bt)
 {
     weft_plugin_timer *t = (weft_plugin_timer *)bt;
@@ -63,7 +71,7 @@ static void on_fire(weft_timer *bt)
     weft_blocking_check_slice(t->set->label, &t->set->blocked_last_ns, weft_now_ns() - t0);
     pthread_mutex_lock(&mu);
     if (!t->stopped && !L->stopping && t->period_ms > 0 && t->base.heap_index == 0)
-        weft_timers_add(L->timers, &t->base, t->period_ms, on_fire);
+        arm(L, t, t->period_ms);
     pthread_mutex_unlock(&mu);
 }
 
@@ -76,7 +84,7 @@ static void handle(weft_plugin_timer *t, int start)
     t->inflight--;
     if (loop_open[L->index]) {
         if (start && !t->stopped && !L->stopping)
-            weft_timers_add(L->timers, &t->base, t->delay_ms, on_fire);
+            arm(L, t, t->delay_ms);
         else if (!start)
             weft_timers_cancel(L->timers, &t->base);
     }

@@ -11,7 +11,7 @@
 
 static const char conf_fmt[] =
     "threads = 2; listen = [\"127.0.0.1:0\"];\n"
-    "plugins = { ticker = { period_ms = %d; }; };\n"
+    "plugins = { ticker = { period_ms = %d; %s }; };\n"
     "routes = (\n"
     " { path = \"/pool\"; plugin = \"ticker\"; dispatch = \"pool\"; },\n"
     " { path = \"/coroutine\"; plugin = \"ticker\"; dispatch = \"coroutine\"; },\n"
@@ -31,7 +31,7 @@ Test(timers, periodic_timer_runs_stops_before_unload_and_restarts_with_a_reload,
 {
     wt_server s = {0};
     char conf[1024];
-    snprintf(conf, sizeof(conf), conf_fmt, 5);
+    snprintf(conf, sizeof(conf), conf_fmt, 5, "");
     wt_start(&s, conf);
     free(wt_wait_log(&s, "ticker #1 ticked 3", 10000));
     free(wt_wait_log(&s, "ticker #1 one-shot", 10000));
@@ -42,7 +42,7 @@ Test(timers, periodic_timer_runs_stops_before_unload_and_restarts_with_a_reload,
         cr_assert(load == 1 && ticks >= 3 && late == 0, "%s: load=%d ticks=%d late=%d", paths[i], load, ticks, late);
     }
 
-    snprintf(conf, sizeof(conf), conf_fmt, 7);
+    snprintf(conf, sizeof(conf), conf_fmt, 7, "");
     wt_write_conf(&s, conf);
     cr_assert_eq(kill(s.pid, SIGHUP), 0);
     free(wt_wait_log(&s, "ticker unload #1 stopped_by_host=1 late=0", 10000));
@@ -62,11 +62,23 @@ Test(timers, check_mode_starts_no_timer, .timeout = 30)
 {
     wt_server s = {0};
     char conf[1024];
-    snprintf(conf, sizeof(conf), conf_fmt, 1);
+    snprintf(conf, sizeof(conf), conf_fmt, 1, "");
     wt_write_conf(&s, conf);
     char *out = NULL;
     const char *args[] = {"-t", "-c", s.conf, NULL};
     cr_assert_eq(wt_run(&out, args, NULL), 0, "%s", out);
     cr_assert(strstr(out, "ticked") == NULL && strstr(out, "one-shot") == NULL, "%s", out);
     free(out);
+}
+
+Test(timers, a_callback_that_blocks_its_loop_is_reported, .timeout = 30)
+{
+    wt_server s = {0};
+    char conf[1024];
+    snprintf(conf, sizeof(conf), conf_fmt, 5, "block_ms = 80;");
+    wt_start(&s, conf);
+    char *line = wt_wait_log(&s, "a timer of plugin 'ticker' blocked its event-loop thread", 10000);
+    free(line);
+    free(wt_wait_log(&s, "ticker #1 ticked 3", 10000));
+    wt_finish(&s);
 }

@@ -6,11 +6,13 @@
  * timer itself and logs whether the host had already stopped it:
  *     ticker unload #N stopped_by_host=1 late=L
  * where L counts callbacks that ran after an unload began (always 0).
- * Routes answer "load=N ticks=T late=L".
+ * Routes answer "load=N ticks=T late=L". With plugins.ticker.block_ms, the
+ * first tick blocks its loop that long (for the blocked-loop detector).
  */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <weft/plugin.h>
 
@@ -18,7 +20,7 @@ static const weft_host *host;
 static atomic_int loads, late;
 
 typedef struct ticker {
-    int n;
+    int n, block_ms;
     atomic_int ticks, unloading;
     weft_plugin_timer *periodic;
 } ticker;
@@ -28,7 +30,12 @@ static void on_tick(void *arg)
     ticker *t = arg;
     if (atomic_load(&t->unloading))
         atomic_fetch_add(&late, 1);
-    if (atomic_fetch_add(&t->ticks, 1) + 1 == 3)
+    int n = atomic_fetch_add(&t->ticks, 1) + 1;
+    if (n == 1 && t->block_ms > 0) {
+        struct timespec ts = {t->block_ms / 1000, (long)(t->block_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL); /* deliberately wrong: a raw blocking call on the loop */
+    }
+    if (n == 3)
         host->log(NULL, WEFT_LOG_INFO, "ticker #%d ticked 3", t->n);
 }
 
@@ -46,6 +53,7 @@ static int tk_load(const weft_host *h, weft_init *ctx, void **state)
         return WEFT_ERROR;
     t->n = atomic_fetch_add(&loads, 1) + 1;
     long long period = h->opt_int(ctx, "period_ms", 5);
+    t->block_ms = (int)h->opt_int(ctx, "block_ms", 0);
     if ((t->periodic = h->timer_start(ctx, 1, (uint32_t)period, on_tick, t)) == NULL ||
         h->timer_start(ctx, 1, 0, on_once, t) == NULL) {
         free(t);
