@@ -137,7 +137,7 @@ Test(reload, swaps_and_reloads_under_load_lose_nothing)
         snprintf(wanttag, sizeof(wanttag), "tag=t%d\n", round);
         write_conf(conftag, "coroutine");
         sighup();
-        ms = wait_for("/ver", wanttag, 5000);
+        ms = wait_for("/ver", wanttag, 10000);
         worst_reload = ms > worst_reload ? ms : worst_reload;
     }
     long ok, failed;
@@ -253,7 +253,7 @@ Test(reload, broken_config_is_refused_with_file_and_line)
     write_conf("fixed", "pool");
     cr_assert_eq(wt_run(&out, args, NULL), 0, "%s", out);
     free(out);
-    wait_for("/ver", "tag=fixed", 3000);
+    wait_for("/ver", "tag=fixed", 10000);
     wt_finish(&srv);
 }
 
@@ -266,7 +266,7 @@ Test(reload, options_only_change_is_counted)
     cr_assert(strstr(log, "route /ver changed: options") != NULL, "%s", log);
     cr_assert(strstr(log, "0 added, 0 removed, 1 changed") != NULL, "%s", log);
     free(log);
-    wait_for("/ver", "tag=t1", 3000);
+    wait_for("/ver", "tag=t1", 10000);
     wt_finish(&srv);
 }
 
@@ -449,14 +449,14 @@ Test(reload, watch_reloads_when_the_config_file_changes)
              plugdir, "w1");
     wt_write_conf(&srv, conf);
     sighup(); /* turns watching on */
-    wait_for("/ver", "tag=w1", 3000);
+    wait_for("/ver", "tag=w1", 10000);
     snprintf(conf, sizeof(conf),
              "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\nwatch = true;\n"
              "plugin_dirs = [\"%s\"];\nroutes = ({ path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; "
              "options = { tag = \"%s\"; }; });\n",
              plugdir, "w2");
     wt_write_conf(&srv, conf); /* no signal: the file change alone reloads */
-    wait_for("/ver", "tag=w2", 3000);
+    wait_for("/ver", "tag=w2", 10000);
     wait_log_text("config file changed");
     wt_finish(&srv);
 }
