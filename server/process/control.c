@@ -81,7 +81,10 @@ static void watch_current(void)
         dirs[n++] = tok;
     for (size_t i = 0; i < cfg->n_plugin_dirs && n < 128; i++)
         dirs[n++] = cfg->plugin_dirs[i];
-    weft_watcher_set(watcher, dirs, n, cfg->watch ? cfg->path : NULL, cfg->routes_dir);
+    /* The config file is watched even with watch = false: a reload that turns
+     * watching on must not miss an edit made while it was swapping in; events
+     * are only acted on while the serving config says watch = true. */
+    weft_watcher_set(watcher, dirs, n, cfg->path, cfg->routes_dir);
     free(env);
 }
 
@@ -256,6 +259,8 @@ int weft_control_run(void)
             char more[1024];
             unsigned long long at;
             int what = weft_watcher_take(watcher, more, sizeof(more), &at);
+            if (!weft_reload_serving()->cfg->watch)
+                what &= ~WEFT_WATCH_CONFIG;
             if (what) {
                 pending |= what;
                 last_event = at;
