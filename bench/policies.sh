@@ -366,7 +366,7 @@ measure_primes() {
 
 measure_coro_switch() {
     CORO_SWITCH=
-    if gcc -O2 -I "$ROOT/server" "$ROOT/server/dispatch/coro.c" "$ROOT/server/dispatch/coro_switch_x86_64.S" \
+    if gcc -O2 -I "$ROOT/server" "$ROOT/server/dispatch/coro.c" "$ROOT/server/base/sigsafe.c" "$ROOT/server/dispatch/coro_switch_x86_64.S" \
         "$ROOT/bench/coro_switch.c" -lm -o "$TMP/coro_switch" 2>"$TMP/coro-build.log"; then
         log "running bench/coro_switch"
         CORO_SWITCH=$("$TMP/coro_switch")
