@@ -26,6 +26,18 @@ if [ "${1:-}" = "--src" ]; then
     src=${2:-}
     shift 2 || exit 2
 fi
+if [ $# -eq 0 ] && [ -z "$src" ]; then
+    # Run by hand from a checkout: the first build tree that has the server's
+    # objects, with the includes of server/ held to the same order.
+    here=$(cd "$(dirname "$0")/.." && pwd)
+    for b in build build-test build-asan build-bench; do
+        if [ -d "$here/$b/server/CMakeFiles/weftcore.dir" ]; then
+            set -- "$here/$b/server/CMakeFiles/weftcore.dir" "$here/$b/server/CMakeFiles/weft.dir"
+            src=$here/server
+            break
+        fi
+    done
+fi
 if [ $# -eq 0 ]; then
     echo "usage: $0 [--src SERVER-DIR] OBJECT-OR-DIRECTORY-OR-@LIST..." >&2
     exit 2
