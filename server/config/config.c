@@ -234,7 +234,7 @@ static void read_fragment_route(void *ctx, config_setting_t *route, int index)
 
 static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
-    static const char *const limits_keys[] = {"max_body",        "max_uri",         "max_connections",
+    static const char *const limits_keys[] = {"max_body",        "max_uri",         "max_connections", "max_connections_per_ip",
                                               "request_timeout_ms", "idle_timeout_ms", "timeout_ms",
                                               "max_resets", "reset_window_ms", "max_inflight_per_conn",
                                               "max_header_line", "max_headers", NULL};
@@ -266,6 +266,8 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         cfg->limits.max_body = (size_t)weft_cfg_int(v, g, "limits", "max_body", 0, 1LL << 40, 1024 * 1024);
         cfg->limits.max_uri = (size_t)weft_cfg_int(v, g, "limits", "max_uri", 256, 400000, 8192);
         cfg->limits.max_connections = (int)weft_cfg_int(v, g, "limits", "max_connections", 1, 10000000, 10000);
+        cfg->limits.max_connections_per_ip =
+            (int)weft_cfg_int(v, g, "limits", "max_connections_per_ip", 0, 10000000, 0);
         cfg->limits.request_timeout_ms = (int)weft_cfg_int(v, g, "limits", "request_timeout_ms", 100, 3600000, 10000);
         cfg->limits.idle_timeout_ms = (int)weft_cfg_int(v, g, "limits", "idle_timeout_ms", 100, 3600000, 10000);
         cfg->limits.timeout_ms = (int)weft_cfg_int(v, g, "limits", "timeout_ms", 0, 3600000, 0);

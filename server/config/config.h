@@ -101,6 +101,7 @@ typedef struct weft_config {
         size_t max_body;
         size_t max_uri; /* request target (path + query) in bytes; longer: 414 */
         int max_connections;
+        int max_connections_per_ip; /* open connections from one client address; 0: no cap */
         int request_timeout_ms; /* HTTP/1: receiving a request, and keep-alive idle */
         int idle_timeout_ms;    /* HTTP/2 connection idle */
         int timeout_ms;         /* default handler deadline of a route; 0: none */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "base/log.h"
@@ -93,6 +94,8 @@ static void on_conn_close(void *data)
 {
     weft_conn *c = data;
     weft_loop *L = c->loop;
+    if (c->peer_counted)
+        weft_peers_release(&c->peer);
     if (c->older != NULL)
         c->older->newer = c->newer;
     else
@@ -156,6 +159,48 @@ static int evict_idle(weft_loop *L, int want, int *young)
     return n;
 }
 
+/* At most one line per kind every 10 s, so that a flood cannot fill the log. */
+static int log_due(_Atomic uint64_t *last)
+{
+    uint64_t now = weft_now_ns(), prev = atomic_load(last);
+    return now - prev > 10000000000ull && atomic_compare_exchange_strong(last, &prev, now);
+}
+
+/* limits.max_connections_per_ip: a client address already holding that many
+ * connections gets the new one closed at once. Reset, not closed gracefully:
+ * the server keeps no TIME_WAIT for a client it refuses, and the client sees
+ * the refusal as such. The admin listener is never capped: the operator's
+ * own address must not be locked out by clients that share it. Returns 1
+ * when the socket was refused (and closed). */
+static int refuse_per_ip(weft_loop *L, h2o_socket_t *sock, weft_peer_key *peer, int *counted)
+{
+    *counted = 0;
+    unsigned limit = weft_peers_limit();
+    struct sockaddr_storage sa;
+    if (limit == 0 || h2o_socket_getpeername(sock, (struct sockaddr *)&sa) == 0 ||
+        weft_peer_key_of((struct sockaddr *)&sa, peer) != 0)
+        return 0;
+    weft_peer_admit a = weft_peers_acquire(peer, limit);
+    if (a != WEFT_PEER_REFUSED) {
+        *counted = a == WEFT_PEER_COUNTED;
+        return 0;
+    }
+    weft_stat_add(&L->stats->conn_per_ip_refused, 1);
+    static _Atomic uint64_t last_log;
+    if (log_due(&last_log)) {
+        char addr[INET6_ADDRSTRLEN];
+        weft_peer_key_format(peer, addr, sizeof(addr));
+        weft_log_warn("closing a new connection from %s at accept: %u already open from that address "
+                      "(limits.max_connections_per_ip); more are counted in weft_connections_refused_total, "
+                      "logged at most every 10 s",
+                      addr, limit);
+    }
+    struct linger reset = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(h2o_socket_get_fd(sock), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    h2o_socket_close(sock);
+    return 1;
+}
+
 static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t *actx)
 {
     /* A bounded batch, so one busy listener cannot starve the loop. */
@@ -176,23 +221,29 @@ static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t 
                 /* Out of descriptors: the listener stays readable, so retrying
                  * at once would spin. Back off; existing connections go on. */
                 static _Atomic uint64_t last_log;
-                uint64_t now = weft_now_ns(), last = atomic_load(&last_log);
-                if (now - last > 10000000000ull && atomic_compare_exchange_strong(&last_log, &last, now))
+                if (log_due(&last_log))
                     weft_log_error("accept: %s; pausing new connections for 100 ms (raise LimitNOFILE / ulimit -n)",
                                    strerror(errno));
                 pause_accepting(L, 100);
             }
             return;
         }
-        atomic_store_explicit(&L->stats->connections,
-                              atomic_load_explicit(&L->stats->connections, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
+        weft_peer_key peer = {{0}};
+        int counted = 0;
+        if (actx != &L->admin_accept_ctx && refuse_per_ip(L, sock, &peer, &counted))
+            continue;
         weft_conn *c = calloc(1, sizeof(*c));
         if (c == NULL) {
+            if (counted)
+                weft_peers_release(&peer);
             h2o_socket_close(sock);
             continue;
         }
-        *c = (weft_conn){.sock = sock, .loop = L, .older = L->conns_newest, .idle_since_ns = weft_now_ns()};
+        atomic_store_explicit(&L->stats->connections,
+                              atomic_load_explicit(&L->stats->connections, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        *c = (weft_conn){.sock = sock, .loop = L, .older = L->conns_newest, .idle_since_ns = weft_now_ns(),
+                         .peer_counted = counted, .peer = peer};
         if (L->conns_newest != NULL)
             L->conns_newest->newer = c;
         else
@@ -397,6 +448,7 @@ int weft_loops_join(void)
 void weft_loops_free(void)
 {
     weft_stats_loops_free();
+    weft_peers_free();
     free(loops);
     loops = NULL;
     n_loops = 0;

@@ -20,6 +20,7 @@
 #include "base/h2o_glue.h"
 #include "base/stats.h"
 #include "base/timer.h"
+#include "core/peers.h"
 
 /** A cross-thread message; embed it, set nothing, post it. */
 typedef struct weft_msg {
@@ -77,6 +78,8 @@ typedef struct weft_conn {
     unsigned busy;
     int evicting;
     uint64_t idle_since_ns; /* accepted, or its last request completed */
+    int peer_counted;       /* counted for limits.max_connections_per_ip: released at close */
+    weft_peer_key peer;
 } weft_conn;
 
 /** The record of an accepted client socket (NULL for any other socket). Loop thread. */

@@ -171,6 +171,10 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     weft_stats_write_header(f, "weft_connections_evicted_total", "counter",
                             "Idle connections closed at limits.max_connections to admit new clients.");
     fprintf(f, "weft_connections_evicted_total %llu\n", (unsigned long long)SUM(conn_evicted));
+    weft_stats_write_header(f, "weft_connections_refused_total", "counter",
+                            "Connections closed at accept, by reason (per_ip: past limits.max_connections_per_ip).");
+    fprintf(f, "weft_connections_refused_total{reason=\"per_ip\"} %llu\n",
+            (unsigned long long)SUM(conn_per_ip_refused));
     weft_stats_write_header(f, "weft_connections_closed_abuse_total", "counter",
                             "Connections shut down past limits.max_resets or limits.max_inflight_per_conn.");
     fprintf(f, "weft_connections_closed_abuse_total %llu\n", (unsigned long long)SUM(conn_abuse_closed));

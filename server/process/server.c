@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "core/listener.h"
 #include "core/loop.h"
+#include "core/peers.h"
 #include "db/db.h"
 #include "db/db_tx.h"
 #include "outbound/outbound.h"
@@ -153,6 +154,7 @@ int weft_server_run(weft_generation *gen)
                           .n_listen = cfg->n_listen,
                           .tls = (SSL_CTX *const *)gen->tls,
                           .max_connections = (size_t)cfg->limits.max_connections};
+    weft_peers_set_limit((unsigned)cfg->limits.max_connections_per_ip);
     if (weft_loops_start(n, &lc) != 0)
         weft_fatal("out of memory starting the event loops");
     weft_generation_start_timers(gen);

@@ -9,6 +9,7 @@
 #include "dispatch/blocking.h"
 #include "base/log.h"
 #include "core/loop.h"
+#include "core/peers.h"
 
 static pthread_mutex_t status_mu = PTHREAD_MUTEX_INITIALIZER;
 static weft_reload_status status;
@@ -165,6 +166,7 @@ int weft_reload(weft_reload_kind kind, const char *why)
     log_diff(old, gen);
     weft_log_set_level(cfg->log.level);
     weft_blocking_configure(cfg->blocking.threshold_ms, cfg->blocking.interval_s);
+    weft_peers_set_limit((unsigned)cfg->limits.max_connections_per_ip);
     /* Every message is allocated before the first is posted, so running
      * out of memory refuses the reload instead of swapping only some loops. */
     int n = weft_loop_count();

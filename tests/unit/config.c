@@ -177,6 +177,7 @@ Test(config, defaults, .init = tmp_setup, .fini = tmp_teardown)
     cr_assert_eq(cfg->limits.max_inflight_per_conn, 256);
     cr_assert_eq(cfg->limits.timeout_ms, 0);
     cr_assert_eq(cfg->limits.max_body, 1024 * 1024);
+    cr_assert_eq(cfg->limits.max_connections_per_ip, 0, "no per-address cap unless asked for");
     cr_assert_eq(cfg->log.level, WEFT_LOG_INFO);
     cr_assert_null(cfg->log.access_log);
     cr_assert_eq(cfg->coroutine.stack_size, 64 * 1024);
@@ -314,6 +315,9 @@ static const bad_case bad_cases[] = {
      "  max_body = 1.5;\n"                     /* 2 */
      "};\n",
      {"weft.conf:2: ", "limits.max_body", "must be an integer"}},
+    {"per-address cap out of range",
+     "limits = { max_connections_per_ip = -1; };\n",
+     {"weft.conf:1: ", "limits.max_connections_per_ip", "between 0 and", "got -1"}},
     {"listen not a list",
      "listen = \"127.0.0.1:80\";\n",           /* 1 */
      {"weft.conf:1: ", "listen", "must be an array"}},
