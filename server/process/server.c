@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -121,6 +122,31 @@ static int fail_bound(int *fds, size_t n, int admin_fd)
     return 1;
 }
 
+/* Login sessions and systemd keep the soft RLIMIT_NOFILE at 1024 for the
+ * sake of select(); a program that needs more raises it to the hard limit
+ * itself (systemd's advice, and what Go's runtime does). weft waits with
+ * epoll and poll only. With fewer descriptors than max_connections they run
+ * out before idle connections are evicted to admit new clients, and a pile
+ * of idle sockets locks new clients out again: say so. The margin is for
+ * listeners, database connections, logs and plugins. */
+static void raise_fd_limit(const weft_config *cfg)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur != rl.rlim_max) {
+        struct rlimit want = {.rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+            rl = want;
+    }
+    rlim_t need = (rlim_t)cfg->limits.max_connections + 256;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
+        weft_log_warn("only %llu file descriptors allowed (RLIMIT_NOFILE) for limits.max_connections = %d: they run "
+                      "out before idle connections are evicted to admit new clients; raise the hard limit "
+                      "(LimitNOFILE=, ulimit -Hn) to %llu or lower limits.max_connections",
+                      (unsigned long long)rl.rlim_cur, cfg->limits.max_connections, (unsigned long long)need);
+}
+
 int weft_server_run(weft_generation *gen)
 {
     weft_config *cfg = gen->cfg;
@@ -129,6 +155,7 @@ int weft_server_run(weft_generation *gen)
     int n = cfg->threads, admin_fd = -1;
     int *fds = NULL;
     size_t n_fds = (size_t)n * cfg->n_listen;
+    raise_fd_limit(cfg);
     if (weft_listeners_bind(cfg, n, &fds) != 0)
         return 1;
     if (cfg->admin.enabled && weft_listeners_bind_admin(cfg, &admin_fd) != 0 && !cfg->admin.is_default)

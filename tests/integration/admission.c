@@ -111,8 +111,8 @@ Test(admission, idle_connections_make_room_for_new_clients, .timeout = 120)
  * the default max_connections (10,000), then a new client. The flood only
  * connects and never sends a byte (the cheapest attack; h2o would hold such
  * a socket until request_timeout_ms). The test process and weft each need
- * ~11,000 descriptors: the soft RLIMIT_NOFILE is raised to cover that (weft
- * inherits it); the test is skipped when the hard limit is too low. */
+ * ~11,000 descriptors: the test raises its soft RLIMIT_NOFILE (weft raises
+ * its own to the hard limit); it is skipped when the hard limit is too low. */
 Test(admission, eleven_thousand_idle_connections_then_a_new_client, .timeout = 300)
 {
     enum { FLOOD = 11000, MAX_CONNECTIONS = 10000 };
@@ -224,5 +224,32 @@ Test(admission, per_ip_cap_closes_at_accept, .timeout = 60)
     close(fourth);
     for (int i = 0; i < 3; i++)
         close(fds[i]);
+    wt_finish(&s);
+}
+
+/* weft raises its soft RLIMIT_NOFILE to the hard limit (a shell's 1024 would
+ * run out long before the default max_connections), and says so when even
+ * the hard limit is below max_connections: descriptors would then run out
+ * before idle connections are evicted. */
+Test(admission, descriptor_limit_is_raised_and_a_low_one_reported, .timeout = 60)
+{
+    struct rlimit rl = {.rlim_cur = 1024, .rlim_max = 4096}; /* this test's own process: Criterion forks one */
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0, "setrlimit: %s", strerror(errno));
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/limits", (int)s.pid);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    unsigned long soft = 0, hard = 0;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (strncmp(line, "Max open files", 14) == 0)
+            sscanf(line + 14, "%lu %lu", &soft, &hard);
+    fclose(f);
+    cr_expect_eq(soft, 4096, "soft limit %lu, hard %lu", soft, hard);
+    char *log = wt_wait_log(&s, "only 4096 file descriptors allowed (RLIMIT_NOFILE) for limits.max_connections = 10000",
+                            5000);
+    free(log);
     wt_finish(&s);
 }
