@@ -5,27 +5,43 @@
 
 static int same_string(const char *a, const char *b) { return (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0); }
 
+/* Settings the h2o globals or the listeners took at start-up: a reload that
+ * changed them would be silently ignored, so it is refused instead. */
+static void note(char *why, size_t size, const char *what)
+{
+    size_t n = strlen(why);
+    snprintf(why + n, size - n, "%s; ", what);
+}
+
 int weft_config_restart_only(const weft_config *old, const weft_config *cur, char *msg, size_t size)
 {
-    char why[512] = "";
-    if (old->threads != cur->threads)
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "threads %d -> %d; ", old->threads, cur->threads);
+    char why[512] = "", item[64];
+    if (old->threads != cur->threads) {
+        snprintf(item, sizeof(item), "threads %d -> %d", old->threads, cur->threads);
+        note(why, sizeof(why), item);
+    }
     int listen_changed = old->n_listen != cur->n_listen;
     for (size_t i = 0; !listen_changed && i < cur->n_listen; i++)
         listen_changed = strcmp(old->listen[i].host, cur->listen[i].host) != 0 ||
                          old->listen[i].cfg_port != cur->listen[i].cfg_port ||
                          (old->listen[i].tls == NULL) != (cur->listen[i].tls == NULL);
     if (listen_changed)
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "listen addresses; ");
+        note(why, sizeof(why), "listen addresses");
     if (old->admin.enabled != cur->admin.enabled || !same_string(old->admin.host, cur->admin.host) ||
         old->admin.cfg_port != cur->admin.cfg_port)
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "admin listener; ");
+        note(why, sizeof(why), "admin listener");
     if (old->coroutine.stack_size != cur->coroutine.stack_size)
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "coroutine.stack_size; ");
+        note(why, sizeof(why), "coroutine.stack_size");
     if (old->limits.max_body != cur->limits.max_body)
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "limits.max_body; ");
+        note(why, sizeof(why), "limits.max_body");
+    if (old->limits.max_connections != cur->limits.max_connections)
+        note(why, sizeof(why), "limits.max_connections");
+    if (old->limits.request_timeout_ms != cur->limits.request_timeout_ms)
+        note(why, sizeof(why), "limits.request_timeout_ms");
+    if (old->limits.idle_timeout_ms != cur->limits.idle_timeout_ms)
+        note(why, sizeof(why), "limits.idle_timeout_ms");
     if (!same_string(old->log.access_log, cur->log.access_log))
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "log.access_log; ");
+        note(why, sizeof(why), "log.access_log");
     size_t n = strlen(why);
     if (n == 0)
         return 0;
