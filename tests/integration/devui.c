@@ -1,7 +1,7 @@
 /*
  * The Dev UI of `weft dev` in headless Chromium: the rendered DOM, a
- * screenshot, and a real click on the reload button driven through
- * chromedriver (support/webdriver.h).
+ * screenshot, a real click on the reload button, and the "try it" box
+ * filled and sent, driven through chromedriver (support/webdriver.h).
  *
  * Artifacts (screenshots, the dumped DOM) go to <build>/artifacts/, derived
  * from WEFT_BIN (<build>/server/weft), or to $WEFT_TEST_ARTIFACTS.
@@ -112,6 +112,45 @@ static void assert_png(const char *path, unsigned width, unsigned height)
     cr_assert(w == width && (height == 0 ? hh >= 300 : hh == height), "%s is %ux%u, want %ux%u", path, w, hh, width,
               height);
     cr_assert_gt(size, 5000, "%s is %ld bytes: a blank page?", path, size);
+}
+
+/* The "try it" box as a script would use it: the relay's answers and refusals. */
+static void try_relay_directly(void)
+{
+    wt_server admin = dev;
+    admin.port = dev.admin_port;
+    wt_resp r;
+    cr_assert_eq(wt_http_typed(&admin, "POST", "/dev/try", "application/json",
+                               "{\"method\":\"POST\",\"path\":\"/devui\",\"body\":\"x\"}", &r),
+                 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    cr_assert(strstr(r.body, "\"status\":405") != NULL, "the route's own 405 comes back: %s", r.body);
+    cr_assert(strstr(r.body, "[\"allow\",\"GET") != NULL, "with its Allow header: %s", r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http_typed(&admin, "POST", "/dev/try", "application/json", "{\"path\":\"devui\"}", &r), 0);
+    cr_assert(r.status == 400 && strstr(r.body, "must start with /") != NULL, "%ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http_typed(&admin, "POST", "/dev/try", "application/json",
+                               "{\"path\":\"/devui\",\"headers\":{\"a\":\"b\"}}", &r),
+                 0);
+    cr_assert(r.status == 400 && strstr(r.body, "headers must be") != NULL, "%ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http_typed(&admin, "POST", "/dev/try", "application/json", "not json", &r), 0);
+    cr_assert_eq(r.status, 400, "%s", r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http_typed(&admin, "POST", "/dev/try", "application/json",
+                               "{\"path\":\"/devui\",\"method\":\"GE T\"}", &r),
+                 0);
+    cr_assert(r.status == 400 && strstr(r.body, "not an HTTP token") != NULL, "%ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http(&admin, "GET", "/dev/try", NULL, &r), 0);
+    cr_assert_eq(r.status, 405, "%s", r.body);
+    wt_resp_free(&r);
+    /* A cross-site page may not make the server send requests. */
+    const char *const cross[] = {"Origin: http://evil.example", "Content-Type: application/json", NULL};
+    cr_assert_eq(wt_http_headers(&admin, "POST", "/dev/try", cross, "{\"path\":\"/devui\"}", &r), 0);
+    cr_assert_eq(r.status, 403, "%s", r.body);
+    wt_resp_free(&r);
 }
 
 Test(devui, dev_ui_renders_and_its_reload_button_works_in_chromium)
@@ -229,6 +268,22 @@ Test(devui, dev_ui_renders_and_its_reload_button_works_in_chromium)
     artifact_path("devui-after-reload.png", shot, sizeof(shot));
     wt_wd_screenshot(&driver, session, shot);
     assert_png(shot, 1200, 0); /* the viewport: the window less what headless Chromium reserves */
+
+    /* 4. the "try it" box: pick the route, add a query, send; the answer shows */
+    wt_wd_click(&driver, session, "#try-route option[value='/devui']");
+    wt_wd_type(&driver, session, "#try-query", "from=browser");
+    wt_wd_click(&driver, session, "#try-send");
+    wt_wd_wait_text(&driver, session, "#try-status", "200", 30000);
+    char *text = wt_wd_text(&driver, session, "#try-response-body");
+    cr_assert_str_eq(text, "Hello from devui", "the route's body is shown");
+    free(text);
+    text = wt_wd_text(&driver, session, "#try-response-headers");
+    cr_assert(strstr(text, "content-type: text/plain") != NULL, "and its headers: %s", text);
+    free(text);
+    artifact_path("devui-try.png", shot, sizeof(shot));
+    wt_wd_screenshot(&driver, session, shot);
+    try_relay_directly();
+
 
     snprintf(path, sizeof(path), "/session/%s", session);
     free(wt_wd_cmd(&driver, "DELETE", path, NULL));
