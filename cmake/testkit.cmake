@@ -15,11 +15,16 @@ if(IS_ABSOLUTE "${WEFT_PLUGIN_INSTALL_DIR}")
 else()
   set(WEFT_KIT_PLUGIN_DIR "${CMAKE_INSTALL_PREFIX}/${WEFT_PLUGIN_INSTALL_DIR}")
 endif()
-add_library(weft-test STATIC tests/support/harness.c tests/support/spawn.c tests/support/kit.c)
+# server/dev/pgcluster.c is `weft dev`'s own private-database helper (libc only): the
+# kit's optional database is started by the same code, with the same pgdev script.
+add_library(weft-test STATIC tests/support/harness.c tests/support/spawn.c tests/support/kit.c
+  server/dev/pgcluster.c)
 set_target_properties(weft-test PROPERTIES ARCHIVE_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/testkit)
-target_include_directories(weft-test PUBLIC ${PROJECT_SOURCE_DIR}/server/include PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
+target_include_directories(weft-test PUBLIC ${PROJECT_SOURCE_DIR}/server/include
+  PRIVATE ${PROJECT_SOURCE_DIR}/tests/support ${PROJECT_SOURCE_DIR}/server)
 target_compile_definitions(weft-test PRIVATE
   WEFT_BIN="${CMAKE_INSTALL_FULL_SBINDIR}/weft"
+  WEFT_PGDEV_SCRIPT="${WEFT_PGDEV_SCRIPT}"
   WEFT_PLUGIN_DIR="${WEFT_KIT_PLUGIN_DIR}"
   WEFT_FIXTURE_DIR="${WEFT_KIT_PLUGIN_DIR}")
 target_link_libraries(weft-test PUBLIC PkgConfig::CRITERION PkgConfig::CURL)

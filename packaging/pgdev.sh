@@ -5,7 +5,8 @@
 #                         database "weft", apply sql/*.sql (idempotent)
 #   pgdev.sh stop DIR     stop it (fast shutdown); fine if it is not running
 #   pgdev.sh env DIR      print PGHOST/PGPORT/PGUSER/PGDATABASE for eval
-#   pgdev.sh apply DIR    re-apply sql/*.sql in lexical order
+#   pgdev.sh apply DIR [FILE...]  re-apply sql/*.sql in lexical order, or
+#                         apply the FILEs given (fixtures of a test), in order
 #   pgdev.sh status DIR   say whether it runs; exit 0 running, 3 stopped, 4 no cluster
 #
 # The cluster listens on a unix socket in DIR only (no TCP), and trusts every
@@ -18,6 +19,8 @@
 # way the database superuser is "postgres".
 #
 # PG_BINDIR overrides where initdb, pg_ctl and postgres are looked for.
+# Exit status 5 means the server programs are not installed (callers such as
+# `weft dev` and the test kit skip the database then), 1 any other failure.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -34,14 +37,22 @@ die() {
   exit 1
 }
 
+# Exit 5: no server programs, which callers tell apart from a failure.
+missing() {
+  echo "pgdev.sh: $*" >&2
+  exit 5
+}
+
 usage() {
-  sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
-[ $# -eq 2 ] || usage
+[ $# -ge 2 ] || usage
 cmd=$1
 dir=$2
+shift 2
+[ $# -eq 0 ] || [ "$cmd" = apply ] || usage
 
 # Quoting a path into postgresql.conf and shell output stays trivial when it
 # has no spaces or quotes; a development cluster needs nothing more.
@@ -83,7 +94,7 @@ as_owner() {
 
 find_bindir() {
   if [ -n "${PG_BINDIR:-}" ]; then
-    [ -x "$PG_BINDIR/initdb" ] || die "PG_BINDIR=$PG_BINDIR has no initdb"
+    [ -x "$PG_BINDIR/initdb" ] || missing "PG_BINDIR=$PG_BINDIR has no initdb"
     echo "$PG_BINDIR"
     return
   fi
@@ -107,7 +118,7 @@ find_bindir() {
       best_v=$v
     fi
   done
-  [ -n "$best" ] || die "no PostgreSQL server programs found: apt-get install postgresql-15 (or set PG_BINDIR)"
+  [ -n "$best" ] || missing "no PostgreSQL server programs found: apt-get install postgresql-15 (or set PG_BINDIR)"
   echo "$best"
 }
 
@@ -175,7 +186,15 @@ check_version() {
   [ "$want" = "$have" ] || die "$data was created by PostgreSQL $want but $bin is PostgreSQL $have; remove $dir or set PG_BINDIR"
 }
 
+# sql/*.sql, or the files named on the command line.
 apply_sql() {
+  if [ $# -gt 0 ]; then
+    for f in "$@"; do
+      [ -r "$f" ] || die "cannot read $f"
+      psql_dev -d weft -f "$f" >/dev/null || die "applying $f failed"
+    done
+    return
+  fi
   [ -d "$sqldir" ] || die "no $sqldir directory"
   for f in "$sqldir"/*.sql; do
     [ -e "$f" ] || continue
@@ -234,7 +253,7 @@ case $cmd in
     state=0
     cluster_state || state=$?
     [ "$state" -eq 0 ] || die "the cluster in $dir is not running: run '$0 start $dir'"
-    apply_sql
+    apply_sql "$@"
     ;;
   status)
     if ! have_cluster; then

@@ -1,5 +1,18 @@
 #include "dev/assets.h"
 
+void weft_dev_html_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
 const char weft_dev_style[] =
     "body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}"
     "table{border-collapse:collapse;margin:.5em 0 1.5em}"
@@ -9,7 +22,8 @@ const char weft_dev_style[] =
     "max-width:70em}"
     "pre:empty{display:none}#log{max-height:20em;background:#1e1e1e;color:#ddd;display:block}"
     "canvas.chart{background:#fafafa;border:1px solid #eee;display:block}"
-    "button{font-size:14px;padding:.3em 1em}";
+    "button{font-size:14px;padding:.3em 1em}"
+    "#try textarea,#try input,#try select{font:13px monospace}#try-status{font-size:16px}";
 
 /* Two samples a second apart make a rate; 60 of them make a chart. A route
  * with no request in the last second shows its average since it started,
@@ -76,5 +90,38 @@ const char weft_dev_script[] =
     "  document.getElementById('reload-status').textContent = r.status == 202 ? 'reload requested' : 'reload failed: ' "
     "+ r.status;\n"
     "  setTimeout(poll, 500);\n"
+    "}\n"
+    "function tryRoute() {\n"
+    "  const o = document.getElementById('try-route').selectedOptions[0];\n"
+    "  if (!o || !o.value) return;\n"
+    "  document.getElementById('try-path').value = o.value;\n"
+    "  const m = document.getElementById('try-method'), allowed = o.dataset.methods.split(', ');\n"
+    "  for (const opt of m.options) opt.disabled = !allowed.includes(opt.value);\n"
+    "  if (!allowed.includes(m.value)) m.value = allowed[0];\n"
+    "}\n"
+    "function tryShow(status, note, headers, body) {\n"
+    "  document.getElementById('try-status').textContent = status;\n"
+    "  document.getElementById('try-note').textContent = note;\n"
+    "  document.getElementById('try-response-headers').textContent = headers;\n"
+    "  document.getElementById('try-response-body').textContent = body;\n"
+    "}\n"
+    "/* The server relays the request to its own main listener (another origin than this page). */\n"
+    "async function trySend() {\n"
+    "  const v = id => document.getElementById(id).value;\n"
+    "  const q = v('try-query').replace(/^\\?/, '');\n"
+    "  const req = {method: v('try-method'), path: v('try-path') + (q ? '?' + q : ''),\n"
+    "    headers: v('try-headers').split('\\n').filter(l => l.includes(':'))\n"
+    "      .map(l => [l.slice(0, l.indexOf(':')).trim(), l.slice(l.indexOf(':') + 1).trim()])};\n"
+    "  if (v('try-body')) req.body = v('try-body');\n"
+    "  tryShow('\u2026', '', '', '');\n"
+    "  try {\n"
+    "    const r = await fetch('/dev/try', {method: 'POST', headers: {'Content-Type': 'application/json'},\n"
+    "      body: JSON.stringify(req)});\n"
+    "    const a = await r.json();\n"
+    "    if (a.error) return tryShow('error', a.error, '', '');\n"
+    "    tryShow(a.status, a.ms.toFixed(1) + ' ms, ' + a.body_bytes + ' bytes' +\n"
+    "      (a.truncated ? ' (the first 64 KiB shown)' : ''),\n"
+    "      a.headers.map(h => h[0] + ': ' + h[1]).join('\\n'), a.body);\n"
+    "  } catch (e) { tryShow('error', String(e), '', ''); }\n"
     "}\n"
     "poll(); setInterval(poll, 1000);\n";

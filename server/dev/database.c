@@ -3,31 +3,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/log.h"
+#include "dev/pgcluster.h"
 #include "dev/project.h"
 #include "version.h"
 
-static const char *script(void)
+/* The cluster's PG* variables go into this process's environment, so the
+ * dev server (a child) and the project's tests reach it. */
+static void set_env(void *ud, const char *name, const char *value)
 {
-    return getenv("WEFT_PGDEV") != NULL ? getenv("WEFT_PGDEV") : WEFT_PGDEV_SCRIPT;
-}
-
-/* "export PGHOST=... PGPORT=..." lines into this process's environment. */
-static void import_env(FILE *p)
-{
-    char line[1024];
-    while (fgets(line, sizeof(line), p) != NULL) {
-        char *save = NULL;
-        for (char *tok = strtok_r(line, " \n", &save); tok != NULL; tok = strtok_r(NULL, " \n", &save)) {
-            char *eq = strchr(tok, '=');
-            if (eq != NULL && strncmp(tok, "PG", 2) == 0) {
-                *eq = '\0';
-                setenv(tok, eq + 1, 1);
-            }
-        }
-    }
+    (void)ud;
+    setenv(name, value, 1);
 }
 
 void weft_dev_database_start(const char *state_dir, char *pgdir, size_t size)
@@ -35,22 +22,18 @@ void weft_dev_database_start(const char *state_dir, char *pgdir, size_t size)
     pgdir[0] = '\0';
     if (getenv("PGHOST") != NULL || getenv("PGSERVICE") != NULL || getenv("PGDATABASE") != NULL)
         return;
-    if (access(script(), X_OK) != 0) {
-        weft_log_info("dev: no private PostgreSQL (%s not found); set PG* variables to use one", script());
-        return;
-    }
-    char cmd[3 * PATH_MAX];
-    if (weft_dev_format(pgdir, size, "database directory", "%s/pg", state_dir) != 0 ||
-        weft_dev_format(cmd, sizeof(cmd), "database command", "'%s' start '%s' >&2 && '%s' env '%s'", script(),
-                        pgdir, script(), pgdir) != 0) {
+    if (weft_dev_format(pgdir, size, "database directory", "%s/pg", state_dir) != 0) {
         pgdir[0] = '\0';
         return;
     }
-    FILE *p = popen(cmd, "r");
-    if (p != NULL)
-        import_env(p);
-    if (p == NULL || pclose(p) != 0 || getenv("PGHOST") == NULL) {
-        weft_log_warn("dev: the private PostgreSQL did not start; database routes will answer 503");
+    char why[1024];
+    int rc = weft_pgcluster_start(weft_pgcluster_script(WEFT_PGDEV_SCRIPT), pgdir, NULL, NULL, set_env, NULL, why,
+                                  sizeof(why));
+    if (rc != WEFT_PGCLUSTER_OK) {
+        if (rc == WEFT_PGCLUSTER_NO_SERVER)
+            weft_log_info("dev: no private PostgreSQL (%s); set PG* variables to use one", why);
+        else
+            weft_log_warn("dev: the private PostgreSQL did not start (%s); database routes will answer 503", why);
         pgdir[0] = '\0';
         return;
     }
@@ -59,10 +42,6 @@ void weft_dev_database_start(const char *state_dir, char *pgdir, size_t size)
 
 void weft_dev_database_stop(const char *pgdir)
 {
-    char cmd[2 * PATH_MAX + 32];
-    if (pgdir[0] == '\0' ||
-        weft_dev_format(cmd, sizeof(cmd), "database command", "'%s' stop '%s' >&2", script(), pgdir) != 0)
-        return;
-    if (system(cmd) != 0)
+    if (pgdir[0] != '\0' && weft_pgcluster_stop(weft_pgcluster_script(WEFT_PGDEV_SCRIPT), pgdir, NULL) != 0)
         weft_log_warn("dev: could not stop the private PostgreSQL in %s", pgdir);
 }

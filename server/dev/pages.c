@@ -14,23 +14,11 @@
 #include "dev/dev.h"
 #include "dev/logtap.h"
 #include "dev/project.h"
+#include "dev/try.h"
 #include "reload/generation.h"
 #include "reload/reload.h"
 #include "request/respond.h"
 #include "version.h"
-
-static void html_escape(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
 
 /* Sends `text` (malloc'd, freed here); NULL means the page could not be built. */
 static void send_text(h2o_req_t *req, int status, const char *type, char *text, size_t len)
@@ -86,19 +74,19 @@ int weft_dev_intercept(h2o_req_t *req)
         const char *what = hit->crashed ? "Crashed: " : "Build failed: ";
         fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>", f);
         fputs(what, f);
-        html_escape(f, hit->name);
+        weft_dev_html_escape(f, hit->name);
         fputs("</title><style>body{font:15px system-ui,sans-serif;margin:2em;color:#222}"
               "pre{background:#1e1e1e;color:#eee;padding:1em;overflow:auto;border-radius:6px}"
               "h1{color:#b00020}</style></head><body><h1>",
               f);
         fputs(what, f);
-        html_escape(f, hit->name);
+        weft_dev_html_escape(f, hit->name);
         fputs(hit->crashed ? "</h1><p>This build crashed the dev server, which restarted; its routes show this "
                              "until the next good build. The crash line and backtrace:</p><pre id=\"compiler-output\">"
                            : "</h1><p>The last build of this plugin failed; the previous good version stays loaded and "
                              "serves again after the next good build. Compiler output:</p><pre id=\"compiler-output\">",
               f);
-        html_escape(f, hit->output != NULL ? hit->output : "");
+        weft_dev_html_escape(f, hit->output != NULL ? hit->output : "");
         fputs("</pre><p><a href=\"javascript:location.reload()\">Reload this page</a></p></body></html>\n", f);
         fclose(f);
     }
@@ -115,9 +103,9 @@ static void routes_table(FILE *f, const weft_generation *g)
     for (size_t i = 0; i < g->n_routes; i++) {
         const weft_route *r = &g->routes[i];
         fprintf(f, "<tr data-slot=\"%d\"><td>", r->stat_slot);
-        html_escape(f, r->cfg->path);
+        weft_dev_html_escape(f, r->cfg->path);
         fputs("</td><td>", f);
-        html_escape(f, r->module->name);
+        weft_dev_html_escape(f, r->module->name);
         fprintf(f, "</td><td>%s #%u</td><td>%s</td><td class=\"rate\" data-slot=\"%d\">-</td><td class=\"lat\" "
                    "data-slot=\"%d\">-</td><td class=\"total\">-</td><td><canvas class=\"chart rate-chart\" "
                    "width=\"160\" height=\"28\"></canvas></td><td><canvas class=\"chart lat-chart\" "
@@ -134,7 +122,7 @@ static void option_value(FILE *f, const config_setting_t *o)
     switch (config_setting_type(o)) {
     case CONFIG_TYPE_STRING:
         fputc('"', f);
-        html_escape(f, config_setting_get_string(o));
+        weft_dev_html_escape(f, config_setting_get_string(o));
         fputc('"', f);
         break;
     case CONFIG_TYPE_INT: fprintf(f, "%d", config_setting_get_int(o)); break;
@@ -154,9 +142,9 @@ static void config_table(FILE *f, const weft_generation *g)
     for (size_t i = 0; i < g->n_routes; i++) {
         const weft_route_cfg *rc = g->routes[i].cfg;
         fputs("<tr><td>", f);
-        html_escape(f, rc->path);
+        weft_dev_html_escape(f, rc->path);
         fputs("</td><td>", f);
-        html_escape(f, rc->plugin);
+        weft_dev_html_escape(f, rc->plugin);
         fprintf(f, "</td><td>%s</td><td class=\"options\">", weft_dispatch_name(rc->dispatch));
         int n = rc->options != NULL ? config_setting_length(rc->options) : 0;
         for (int k = 0; k < n; k++) {
@@ -165,7 +153,7 @@ static void config_table(FILE *f, const weft_generation *g)
             option_value(f, o);
         }
         fputs("</td><td>", f);
-        html_escape(f, rc->file != NULL ? rc->file : g->cfg->path);
+        weft_dev_html_escape(f, rc->file != NULL ? rc->file : g->cfg->path);
         fprintf(f, ":%d</td></tr>", rc->line);
     }
     fputs("</table>", f);
@@ -183,12 +171,12 @@ static void builds_table(FILE *f)
         if (p->built_at && localtime_r(&p->built_at, &tm) != NULL)
             strftime(when, sizeof(when), "%H:%M:%S", &tm);
         fputs("<tr><td>", f);
-        html_escape(f, p->name);
+        weft_dev_html_escape(f, p->name);
         fprintf(f, "</td><td>%u</td><td>%s</td><td class=\"%s\">%s", p->builds, when, p->failed ? "fail" : "ok",
                 p->failed ? "failed" : p->built ? "ok" : "not built");
         if (p->failed && p->output != NULL) {
             fputs("<pre>", f);
-            html_escape(f, p->output);
+            weft_dev_html_escape(f, p->output);
             fputs("</pre>", f);
         }
         fputs("</td></tr>", f);
@@ -208,14 +196,14 @@ static void tests_table(FILE *f)
     for (int i = 0; i < weft_dev_n_projects(); i++) {
         const weft_dev_project *p = weft_dev_project_at(i);
         fputs("<tr data-project=\"", f);
-        html_escape(f, p->name);
+        weft_dev_html_escape(f, p->name);
         fputs("\"><td>", f);
-        html_escape(f, p->name);
+        weft_dev_html_escape(f, p->name);
         fprintf(f, "</td><td class=\"runs\">%u</td><td class=\"state %s\">%s</td><td class=\"summary\"><span class=\"text\">", p->test_runs,
                 p->test_state == WEFT_DEV_TESTS_FAILED ? "fail" : "ok", test_states[p->test_state]);
-        html_escape(f, p->test_summary);
+        weft_dev_html_escape(f, p->test_summary);
         fputs("</span><pre class=\"failures\">", f);
-        html_escape(f, p->test_state == WEFT_DEV_TESTS_FAILED && p->test_output != NULL ? p->test_output : "");
+        weft_dev_html_escape(f, p->test_state == WEFT_DEV_TESTS_FAILED && p->test_output != NULL ? p->test_output : "");
         fputs("</pre></td></tr>", f);
     }
     weft_dev_unlock();
@@ -251,11 +239,12 @@ static void dev_page(h2o_req_t *req)
                 "</head><body><h1>weft dev</h1><p>weft %s &middot; generation <span id=\"generation\">%lu</span> "
                 "&middot; config <code>",
                 weft_dev_style, WEFT_VERSION, g->id);
-        html_escape(f, g->cfg->path);
+        weft_dev_html_escape(f, g->cfg->path);
         fputs("</code></p><p><button id=\"reload\" onclick=\"doReload()\">Reload config</button> "
               "<span id=\"reload-status\"></span></p>",
               f);
         routes_table(f, g);
+        weft_dev_try_box(f, g);
         tests_table(f);
         builds_table(f);
         config_table(f, g);
@@ -327,6 +316,10 @@ int weft_dev_admin(h2o_req_t *req)
     }
     if (h2o_memis(p.base, p.len, H2O_STRLIT("/dev/log"))) {
         dev_log(req);
+        return 1;
+    }
+    if (h2o_memis(p.base, p.len, H2O_STRLIT("/dev/try"))) {
+        weft_dev_try(req);
         return 1;
     }
     return 0;

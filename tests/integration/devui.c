@@ -1,7 +1,8 @@
 /*
  * The Dev UI of `weft dev` in headless Chromium: the rendered DOM, a
- * screenshot, and a real click on the reload button driven through
- * chromedriver (support/webdriver.h).
+ * screenshot, a real click on the reload button, the "try it" box filled
+ * and sent, and a screenshot of a route's chart under load whose pixels
+ * show the line, all driven through chromedriver (support/webdriver.h).
  *
  * Artifacts (screenshots, the dumped DOM) go to <build>/artifacts/, derived
  * from WEFT_BIN (<build>/server/weft), or to $WEFT_TEST_ARTIFACTS.
@@ -9,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <errno.h>
+#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,72 @@ static void assert_png(const char *path, unsigned width, unsigned height)
     cr_assert(w == width && (height == 0 ? hh >= 300 : hh == height), "%s is %ux%u, want %ux%u", path, w, hh, width,
               height);
     cr_assert_gt(size, 5000, "%s is %ld bytes: a blank page?", path, size);
+}
+
+/* Rows of the chart image (a PNG file) holding pixels of the rate line's
+ * colour (#1565c0 over #fafafa, antialiased: clearly bluer than grey);
+ * rows[y] is set for each. Returns the image height. */
+static unsigned line_rows(const char *path, unsigned char *rows, unsigned max_rows, unsigned *width)
+{
+    png_image img;
+    memset(&img, 0, sizeof(img));
+    img.version = PNG_IMAGE_VERSION;
+    cr_assert(png_image_begin_read_from_file(&img, path), "%s: %s", path, img.message);
+    img.format = PNG_FORMAT_RGB;
+    size_t size = PNG_IMAGE_SIZE(img);
+    unsigned char *px = malloc(size);
+    cr_assert_not_null(px);
+    cr_assert(png_image_finish_read(&img, NULL, px, 0, NULL), "%s: %s", path, img.message);
+    cr_assert(img.height <= max_rows, "%s: %u rows", path, img.height);
+    memset(rows, 0, max_rows);
+    for (unsigned y = 0; y < img.height; y++)
+        for (unsigned x = 0; x < img.width; x++) {
+            const unsigned char *p = px + 3 * ((size_t)y * img.width + x);
+            if (p[2] > p[0] + 60 && p[2] > 120)
+                rows[y] = 1;
+        }
+    free(px);
+    *width = img.width;
+    return img.height;
+}
+
+/* The "try it" box as a script would use it: the relay's answers and refusals. */
+static void try_relay_directly(void)
+{
+    wt_server admin = dev;
+    admin.port = dev.admin_port;
+    wt_resp r;
+    cr_assert_eq(wt_http_typed(&admin, "POST", "/dev/try", "application/json",
+                               "{\"method\":\"POST\",\"path\":\"/devui\",\"body\":\"x\"}", &r),
+                 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    cr_assert(strstr(r.body, "\"status\":405") != NULL, "the route's own 405 comes back: %s", r.body);
+    cr_assert(strstr(r.body, "[\"allow\",\"GET") != NULL, "with its Allow header: %s", r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http_typed(&admin, "POST", "/dev/try", "application/json", "{\"path\":\"devui\"}", &r), 0);
+    cr_assert(r.status == 400 && strstr(r.body, "must start with /") != NULL, "%ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http_typed(&admin, "POST", "/dev/try", "application/json",
+                               "{\"path\":\"/devui\",\"headers\":{\"a\":\"b\"}}", &r),
+                 0);
+    cr_assert(r.status == 400 && strstr(r.body, "headers must be") != NULL, "%ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http_typed(&admin, "POST", "/dev/try", "application/json", "not json", &r), 0);
+    cr_assert_eq(r.status, 400, "%s", r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http_typed(&admin, "POST", "/dev/try", "application/json",
+                               "{\"path\":\"/devui\",\"method\":\"GE T\"}", &r),
+                 0);
+    cr_assert(r.status == 400 && strstr(r.body, "not an HTTP token") != NULL, "%ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http(&admin, "GET", "/dev/try", NULL, &r), 0);
+    cr_assert_eq(r.status, 405, "%s", r.body);
+    wt_resp_free(&r);
+    /* A cross-site page may not make the server send requests. */
+    const char *const cross[] = {"Origin: http://evil.example", "Content-Type: application/json", NULL};
+    cr_assert_eq(wt_http_headers(&admin, "POST", "/dev/try", cross, "{\"path\":\"/devui\"}", &r), 0);
+    cr_assert_eq(r.status, 403, "%s", r.body);
+    wt_resp_free(&r);
 }
 
 Test(devui, dev_ui_renders_and_its_reload_button_works_in_chromium)
@@ -229,6 +297,54 @@ Test(devui, dev_ui_renders_and_its_reload_button_works_in_chromium)
     artifact_path("devui-after-reload.png", shot, sizeof(shot));
     wt_wd_screenshot(&driver, session, shot);
     assert_png(shot, 1200, 0); /* the viewport: the window less what headless Chromium reserves */
+
+    /* 4. the "try it" box: pick the route, add a query, send; the answer shows */
+    wt_wd_click(&driver, session, "#try-route option[value='/devui']");
+    wt_wd_type(&driver, session, "#try-query", "from=browser");
+    wt_wd_click(&driver, session, "#try-send");
+    wt_wd_wait_text(&driver, session, "#try-status", "200", 30000);
+    char *text = wt_wd_text(&driver, session, "#try-response-body");
+    cr_assert_str_eq(text, "Hello from devui", "the route's body is shown");
+    free(text);
+    text = wt_wd_text(&driver, session, "#try-response-headers");
+    cr_assert(strstr(text, "content-type: text/plain") != NULL, "and its headers: %s", text);
+    free(text);
+    artifact_path("devui-try.png", shot, sizeof(shot));
+    wt_wd_screenshot(&driver, session, shot);
+    try_relay_directly();
+
+    /* 5. under load, the rate chart draws a line that rises from the idle baseline */
+    const char *const load_paths[] = {"/devui", "/devui/reactive"};
+    wt_load *load = wt_load_start(&dev, 2, load_paths, 2);
+    const char *chart = "#routes tr[data-slot] canvas.rate-chart";
+    double peak = 0;
+    for (double t1 = wt_now_ms(); peak <= 1 && wt_now_ms() - t1 < 60000;) {
+        char *max = wt_wd_attribute(&driver, session, chart, "data-max");
+        peak = atof(max);
+        free(max);
+        if (peak <= 1)
+            usleep(200000);
+    }
+    long ok, failed;
+    char last[256];
+    wt_load_stop(load, &ok, &failed, last, sizeof(last));
+    cr_assert_eq(failed, 0, "%ld of the load's requests failed: %s", failed, last);
+    cr_assert_gt(peak, 1, "the chart's scale (data-max) stayed at %g req/s under load (%ld requests)", peak, ok);
+    artifact_path("devui-chart.png", shot, sizeof(shot));
+    wt_wd_element_screenshot(&driver, session, chart, shot);
+    unsigned char rows[256];
+    unsigned width = 0, height = line_rows(shot, rows, sizeof(rows), &width);
+    cr_assert(width >= 150 && height >= 24, "the chart's screenshot %s is %ux%u", shot, width, height);
+    int top = 0, bottom = 0;
+    for (unsigned y = 0; y < height; y++) {
+        top |= rows[y] && y < height / 3;
+        bottom |= rows[y] && y >= height * 2 / 3;
+    }
+    cr_assert(top && bottom,
+              "the rate line (#1565c0) should reach the top third of %s (under load) and the bottom third (idle "
+              "before it): top %d, bottom %d",
+              shot, top, bottom);
+    cr_log_info("Dev UI chart screenshot: %s", shot);
 
     snprintf(path, sizeof(path), "/session/%s", session);
     free(wt_wd_cmd(&driver, "DELETE", path, NULL));

@@ -4,6 +4,9 @@
  *   - the kit's own API against the bundled hello plugin: start with a config
  *     fragment, HTTP/1.1 and HTTP/2, header and body assertions whose
  *     failures read as diffs, a clean stop;
+ *   - the kit's optional database: a private PostgreSQL cluster from the
+ *     helper `weft dev` uses, with a fixture file applied, queried by the
+ *     persons plugin; a clean skip when PostgreSQL is not installed;
  *   - `weft new-plugin greeter DIR && make -C DIR/greeter test` passes out of
  *     the box against this build tree, and a broken greeting fails by name.
  *
@@ -78,6 +81,52 @@ Test(testkit, failed_checks_read_as_diffs)
     m = weft_test_check_body_contains(&r, "moon");
     cr_assert(m != NULL && strstr(m, "does not contain \"moon\"") != NULL, "%s", m);
     free(m);
+}
+
+/* The persons plugin's routes under /coroutine and a fixture row of its own. */
+Test(testkit, a_private_database_with_a_fixture_file_serves_the_persons_plugin, .timeout = 240)
+{
+    char sql[] = "/tmp/weft-kit-sql-XXXXXX";
+    int fd = mkstemp(sql);
+    cr_assert_neq(fd, -1);
+    static const char fixture[] = "INSERT INTO person (name, gender, age) VALUES ('Kit Fixture', 'x', 41);\n";
+    cr_assert_eq(write(fd, fixture, sizeof(fixture) - 1), (ssize_t)(sizeof(fixture) - 1));
+    close(fd);
+    /* The test's own PG* (ctest's shared cluster) must not be what weft reaches. */
+    const char *const env[] = {"PGHOST=/nonexistent", NULL};
+    weft_test_server *s = weft_test_start(&(weft_test_options){
+        .plugin_dir = WEFT_PLUGIN_DIR,
+        .config = "routes = (\n" WT_PERSON_ROUTES("coroutine", "") ");\n",
+        .env = env,
+        .database = 1,
+        .database_sql = sql});
+    unlink(sql);
+    const char *pgdir = weft_test_database_dir(s);
+    cr_assert(pgdir != NULL && strncmp(pgdir, "/tmp/weft-test-", 15) == 0, "a private cluster: %s", pgdir);
+    weft_test_response r;
+    weft_test_get(s, "/coroutine/persons/name/Kit%20Fixture", &r);
+    weft_assert_status(&r, 200);
+    weft_assert_body_contains(&r, "\"name\" : \"Kit Fixture\"");
+    weft_assert_body_contains(&r, "\"age\" : 41");
+    weft_test_response_free(&r);
+    weft_test_get(s, "/coroutine/persons/1", &r); /* weft's seed rows are there too */
+    weft_assert_status(&r, 200);
+    weft_test_response_free(&r);
+    char data[400];
+    snprintf(data, sizeof(data), "%s/data", pgdir);
+    weft_test_stop(s);
+    cr_assert_neq(access(data, F_OK), 0, "the cluster is removed with the server: %s", data);
+}
+
+/* Without PostgreSQL's server programs a test that asks for a database is
+ * skipped (reported as such), never failed: the assertion below never runs. */
+Test(testkit, no_postgresql_skips_a_test_that_wants_a_database)
+{
+    const char *empty = "/nonexistent/weft-no-postgresql";
+    setenv("PG_BINDIR", empty, 1); /* this test's own process: Criterion runs each in one */
+    weft_test_server *s = weft_test_start(&(weft_test_options){.plugin_dir = WEFT_PLUGIN_DIR, .database = 1});
+    weft_test_stop(s);
+    cr_assert_fail("weft_test_start did not skip the test although PG_BINDIR=%s has no PostgreSQL", empty);
 }
 
 /* `cmd` through the shell with its output; returns its exit status. */

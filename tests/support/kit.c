@@ -11,11 +11,85 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev/pgcluster.h"
 #include "harness.h"
+
+#ifndef WEFT_PGDEV_SCRIPT
+#error "WEFT_PGDEV_SCRIPT: the build names the pgdev script (packaging/pgdev.sh, or where it is installed)"
+#endif
 
 struct weft_test_server {
     wt_server s;
+    char pgdir[320]; /* "" without a database */
+    char pglog[320];
+    char pgenv[4][360];
+    const char *env[64]; /* the test's variables, then the database's */
 };
+
+/* ---- the optional database ---- */
+
+/* The clusters of this test process that still run: a failed assertion
+ * never reaches weft_test_stop, and a pg_ctl-started server would outlive
+ * the test (Criterion ends the process with exit(), which runs these). */
+static char running[4][320];
+
+static void stop_cluster(const char *dir, const char *log)
+{
+    weft_pgcluster_stop(weft_pgcluster_script(WEFT_PGDEV_SCRIPT), dir, log);
+    wt_rm_rf(dir);
+    for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
+        if (strcmp(running[i], dir) == 0)
+            running[i][0] = '\0';
+}
+
+static void stop_leftovers(void)
+{
+    for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
+        if (running[i][0] != '\0')
+            stop_cluster(running[i], NULL);
+}
+
+static void keep_env(void *ud, const char *name, const char *value)
+{
+    weft_test_server *t = ud;
+    for (size_t i = 0; i < 4; i++)
+        if (t->pgenv[i][0] == '\0' || strncmp(t->pgenv[i], name, strlen(name)) == 0) {
+            snprintf(t->pgenv[i], sizeof(t->pgenv[i]), "%s=%s", name, value);
+            return;
+        }
+}
+
+/* A private cluster in the server's directory, or a skipped test without PostgreSQL. */
+static void start_database(weft_test_server *t, const char *sql)
+{
+    char sql_path[PATH_MAX];
+    if (sql != NULL)
+        cr_assert_not_null(realpath(sql, sql_path), "weft_test_start: database_sql %s: %s", sql, strerror(errno));
+    size_t slot = 0;
+    while (slot < sizeof(running) / sizeof(running[0]) && running[slot][0] != '\0')
+        slot++;
+    cr_assert_lt(slot, sizeof(running) / sizeof(running[0]), "weft_test_start: at most 4 databases per test");
+    snprintf(t->pgdir, sizeof(t->pgdir), "%s/pg", t->s.dir);
+    snprintf(t->pglog, sizeof(t->pglog), "%s/pgdev.log", t->s.dir);
+    static int registered;
+    if (!registered++)
+        atexit(stop_leftovers);
+    snprintf(running[slot], sizeof(running[slot]), "%s", t->pgdir);
+    char why[1024];
+    int rc = weft_pgcluster_start(weft_pgcluster_script(WEFT_PGDEV_SCRIPT), t->pgdir, sql != NULL ? sql_path : NULL,
+                                  t->pglog, keep_env, t, why, sizeof(why));
+    if (rc == WEFT_PGCLUSTER_OK)
+        return;
+    char *log = wt_read_file(t->pglog);
+    stop_cluster(t->pgdir, NULL);
+    if (rc == WEFT_PGCLUSTER_NO_SERVER)
+        cr_skip_test("weft_test_start: no database for this test, so it is skipped: %s", why);
+    cr_assert_fail("weft_test_start: the test's PostgreSQL did not start: %s\n%s", why, log != NULL ? log : "");
+}
+
+const char *weft_test_database_dir(const weft_test_server *t) { return t->pgdir[0] != '\0' ? t->pgdir : NULL; }
+
+/* ---- the server ---- */
 
 /* True if a line of the fragment starts by setting `key` (top level, as people write it). */
 static int sets(const char *conf, const char *key)
@@ -45,8 +119,22 @@ weft_test_server *weft_test_start(const weft_test_options *o)
                   -1);
     weft_test_server *t = calloc(1, sizeof(*t));
     cr_assert_not_null(t);
-    wt_start_env(&t->s, conf, o != NULL ? o->env : NULL);
+    wt_write_conf(&t->s, conf);
     free(conf);
+    size_t n = 0;
+    if (o != NULL && o->database) {
+        start_database(t, o->database_sql);
+        /* First: of two settings of one variable the child's getenv sees the
+         * first, and the private cluster wins over any PG* of the test's. */
+        for (size_t i = 0; i < 4; i++)
+            if (t->pgenv[i][0] != '\0')
+                t->env[n++] = t->pgenv[i];
+    }
+    for (size_t i = 0; o != NULL && o->env != NULL && o->env[i] != NULL; i++) {
+        cr_assert_lt(n, sizeof(t->env) / sizeof(t->env[0]) - 1, "weft_test_start: too many env entries");
+        t->env[n++] = o->env[i];
+    }
+    wt_start_env(&t->s, NULL, t->env);
     return t;
 }
 
@@ -58,9 +146,14 @@ void weft_test_stop(weft_test_server *t)
 {
     if (t == NULL)
         return;
-    wt_server s = t->s;
+    /* The cluster goes before any assertion, which would leave it running. */
+    int status = wt_stop(&t->s);
+    if (t->pgdir[0] != '\0')
+        stop_cluster(t->pgdir, t->pglog);
+    char *log = wt_read_log(&t->s);
     free(t);
-    wt_finish(&s);
+    cr_assert_eq(status, 0, "weft exited with status %d (sanitizer reports and leaks count):\n%s", status, log);
+    free(log);
 }
 
 static void from_resp(weft_test_response *r, wt_resp *w)

@@ -162,13 +162,65 @@ static void write_base64(const char *path, const char *text)
     fclose(f);
 }
 
-void wt_wd_screenshot(const wt_wd *d, const char *session, const char *path)
+/* GET `cmd` answers {"value": "<base64 PNG>"}; the PNG goes to `path`. */
+static void save_png(const wt_wd *d, const char *cmd, const char *path)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "/session/%s/screenshot", session);
     char *resp = wt_wd_cmd(d, "GET", cmd, NULL);
     char *png = wt_wd_string(resp, "value");
     free(resp);
     write_base64(path, png);
     free(png);
+}
+
+void wt_wd_screenshot(const wt_wd *d, const char *session, const char *path)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "/session/%s/screenshot", session);
+    save_png(d, cmd, path);
+}
+
+/* /session/S/element/ID + `tail`, for the element matching `css`. */
+static void element_path(const wt_wd *d, const char *session, const char *css, const char *tail, char *out,
+                         size_t size)
+{
+    char *id = wt_wd_find(d, session, css);
+    snprintf(out, size, "/session/%s/element/%s%s", session, id, tail);
+    free(id);
+}
+
+void wt_wd_element_screenshot(const wt_wd *d, const char *session, const char *css, const char *path)
+{
+    char cmd[512];
+    element_path(d, session, css, "/screenshot", cmd, sizeof(cmd));
+    save_png(d, cmd, path);
+}
+
+void wt_wd_click(const wt_wd *d, const char *session, const char *css)
+{
+    char cmd[512];
+    element_path(d, session, css, "/click", cmd, sizeof(cmd));
+    free(wt_wd_cmd(d, "POST", cmd, "{}"));
+}
+
+void wt_wd_type(const wt_wd *d, const char *session, const char *css, const char *text)
+{
+    cr_assert(strpbrk(text, "\"\\") == NULL, "wt_wd_type: no quotes or backslashes: %s", text);
+    char cmd[512], json[1024];
+    element_path(d, session, css, "/clear", cmd, sizeof(cmd));
+    free(wt_wd_cmd(d, "POST", cmd, "{}"));
+    element_path(d, session, css, "/value", cmd, sizeof(cmd));
+    snprintf(json, sizeof(json), "{\"text\":\"%s\"}", text);
+    free(wt_wd_cmd(d, "POST", cmd, json));
+}
+
+char *wt_wd_attribute(const wt_wd *d, const char *session, const char *css, const char *name)
+{
+    char cmd[512], tail[160];
+    snprintf(tail, sizeof(tail), "/attribute/%s", name);
+    element_path(d, session, css, tail, cmd, sizeof(cmd));
+    char *resp = wt_wd_cmd(d, "GET", cmd, NULL);
+    /* {"value":null} when absent */
+    char *v = strstr(resp, "\"value\":\"") != NULL ? wt_wd_string(resp, "value") : strdup("");
+    free(resp);
+    return v;
 }

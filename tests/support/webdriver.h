@@ -28,5 +28,13 @@ char *wt_wd_text(const wt_wd *d, const char *session, const char *css);
 void wt_wd_wait_text(const wt_wd *d, const char *session, const char *css, const char *want, double limit_ms);
 /** Saves a screenshot of the session's viewport as a PNG file. */
 void wt_wd_screenshot(const wt_wd *d, const char *session, const char *path);
+/** Saves a screenshot of the element matching a CSS selector (scrolled into view) as a PNG file. */
+void wt_wd_element_screenshot(const wt_wd *d, const char *session, const char *css, const char *path);
+/** Clicks the element matching a CSS selector (an <option> selects it). */
+void wt_wd_click(const wt_wd *d, const char *session, const char *css);
+/** Clears an input or textarea and types `text` into it (no '"' or '\\' in text). */
+void wt_wd_type(const wt_wd *d, const char *session, const char *css, const char *text);
+/** An attribute of the element matching a CSS selector (malloc'd; "" when absent). */
+char *wt_wd_attribute(const wt_wd *d, const char *session, const char *css, const char *name);
 
 #endif

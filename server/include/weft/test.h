@@ -45,6 +45,17 @@ typedef struct weft_test_options {
     const char *config;
     /** Extra environment ("NAME=value", NULL-terminated) or NULL; PG* variables reach the database. */
     const char *const *env;
+    /**
+     * 1: a private PostgreSQL cluster for this server, from the helper
+     * `weft dev` uses (pgdev.sh: unix socket only, database "weft" with
+     * weft's schema), started before weft and stopped and removed by
+     * weft_test_stop. weft reaches it through PGHOST, PGPORT, PGUSER and
+     * PGDATABASE (the default conninfo "dbname=weft" needs nothing more).
+     * Without PostgreSQL's server programs the test is skipped, saying so.
+     */
+    int database;
+    /** With .database: an SQL file (fixtures) applied after weft's schema; NULL: none. */
+    const char *database_sql;
 } weft_test_options;
 
 typedef struct weft_test_request {
@@ -66,6 +77,8 @@ typedef struct weft_test_response {
 weft_test_server *weft_test_start(const weft_test_options *options);
 /** The port of its listener. */
 int weft_test_port(const weft_test_server *s);
+/** The directory of its private database (PGHOST, for libpq in the test itself), or NULL without one. */
+const char *weft_test_database_dir(const weft_test_server *s);
 /** Its log so far (malloc'd). */
 char *weft_test_log(const weft_test_server *s);
 /** Stops it (SIGTERM) and fails the test unless it exits 0: a crash, a leak report or a hang count. Frees s. */
