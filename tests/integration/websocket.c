@@ -176,3 +176,25 @@ Test(websocket_idle, idle_sockets_close_with_1001, .timeout = 60)
     free(out);
     wt_finish(&s);
 }
+
+/* A route's deadline bounds a blocking-style handler's receive too: at
+ * timeout_ms ws_recv returns WEFT_CANCELLED, the chat handler returns, and
+ * the socket closes normally (1000) — long before the idle timeout. */
+Test(websocket_deadline, a_cancelled_request_ends_ws_recv, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+                 "websocket = { idle_timeout_s = 60; };\n"
+                 "pools = ( { name = \"default\"; size = 4; queue = 10; } );\n"
+                 "routes = ({ path = \"/pool/chat\"; plugin = \"chat\"; dispatch = \"pool\"; timeout_ms = 500; },\n"
+                 "          { path = \"/coroutine/chat\"; plugin = \"chat\"; dispatch = \"coroutine\"; timeout_ms = 500; });\n");
+    for (int p = 0; p < 2; p++) {
+        double t0 = wt_now_ms();
+        char *out = client(&s, "idle", policies[p], "");
+        double ms = wt_now_ms() - t0;
+        cr_expect_str_eq(out, "closed 1000", "%s: %s", policies[p], out);
+        cr_expect_lt(ms, 30000, "%s: closed after %.0f ms", policies[p], ms);
+        free(out);
+    }
+    wt_finish(&s);
+}
