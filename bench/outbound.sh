@@ -56,7 +56,7 @@ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWEFT_TESTS=OFF >"$TMP/
 mkdir -p "$TMP/plugins"
 cp "$BUILD"/plugins/*.so "$TMP/plugins/"
 # The fixture is a test plugin (not built without tests): one file, the public header only.
-cc -O2 -shared -fPIC -I"$ROOT/server/include" "$ROOT/tests/plugins/fdwait.c" -o "$TMP/plugins/fdwait.so" -lpthread
+cc -std=gnu11 -O2 -shared -fPIC -I"$ROOT/server/include" "$ROOT/tests/plugins/fdwait.c" -o "$TMP/plugins/fdwait.so" -lpthread
 WEFT=$BUILD/server/weft
 wrk_lua
 NCPU=$(nproc)
