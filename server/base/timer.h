@@ -25,6 +25,8 @@ uint64_t weft_now_ns(void);
 
 /** pthread_cond_init for timed waits on CLOCK_MONOTONIC (a wall-clock step must not stretch them). */
 void weft_cond_init_monotonic(pthread_cond_t *cv);
+/** CLOCK_MONOTONIC `ms` from now, as pthread_cond_timedwait wants it with such a condition variable. */
+struct timespec weft_monotonic_after(uint64_t ms);
 
 weft_timers *weft_timers_new(struct st_h2o_evloop_t *loop);
 /** Closes the timerfd; pending timers are dropped without running. */

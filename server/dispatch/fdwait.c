@@ -9,7 +9,7 @@
 
 #include "base/log.h"
 #include "core/loop.h"
-#include "dispatch/coro.h"
+#include "dispatch/await.h"
 #include "dispatch/dispatch.h"
 #include "request/request.h"
 #include "request/route.h"
@@ -57,14 +57,16 @@ static int poll_fd(weft_req *r, int fd, unsigned events, int timeout_ms, unsigne
     }
 }
 
-/* ---- on a loop: the descriptor watched by the loop's own epoll ---- */
+/* ---- on the loop: the descriptor watched by the loop's own epoll ---- */
 
 typedef struct loop_wait {
-    weft_req *r;
+    weft_await aw;
+    int fd;
+    unsigned events;
+    int timeout_ms;
     h2o_socket_t *sock;
     weft_timer timer;
     unsigned revents;
-    int rc;
     /* reactive */
     weft_fd_callback cb;
     void *arg;
@@ -75,28 +77,22 @@ static void parked(weft_loop *L, int delta)
     atomic_fetch_add_explicit(&L->stats->fd_waits, delta, memory_order_relaxed);
 }
 
-static void deliver_callback(void *ctx)
+static void unpark(loop_wait *w)
 {
-    loop_wait w = *(loop_wait *)ctx;
-    free(ctx);
-    w.cb(w.r, w.arg, w.rc, w.revents);
+    weft_loop *L = w->aw.r->loop;
+    weft_timers_cancel(L->timers, &w->timer);
+    /* Closes only our dup: the plugin's descriptor and its open file stay. */
+    h2o_socket_close(w->sock);
+    w->sock = NULL;
+    parked(L, -1);
 }
 
 /* Readiness or the timeout, whichever came first (loop thread). */
 static void wait_over(loop_wait *w, int rc, unsigned revents)
 {
-    weft_req *r = w->r;
-    weft_timers_cancel(r->loop->timers, &w->timer);
-    /* Closes only our dup: the plugin's descriptor and its open file stay. */
-    h2o_socket_close(w->sock);
-    w->sock = NULL;
-    w->rc = rc;
+    unpark(w);
     w->revents = revents;
-    parked(r->loop, -1);
-    if (w->cb != NULL)
-        weft_dispatch_run(r, deliver_callback, w);
-    else
-        weft_dispatch_resume(r);
+    weft_await_done(&w->aw, rc);
 }
 
 /* One of the asked-for events fired; when both were asked for, say whether
@@ -130,28 +126,47 @@ static void on_timeout(weft_timer *t)
     wait_over(H2O_STRUCT_FROM_MEMBER(loop_wait, timer, t), WEFT_TIMEOUT, 0);
 }
 
-/* Parks `w` on the loop: WEFT_OK when it is watched, an error otherwise. */
-static int park(loop_wait *w, int fd, unsigned events, int timeout_ms)
+/* The request was withdrawn: the wait ends now, the descriptor stays the plugin's. */
+static void cancel_wait(weft_await *a)
 {
-    weft_req *r = w->r;
+    loop_wait *w = H2O_STRUCT_FROM_MEMBER(loop_wait, aw, a);
+    unpark(w);
+    weft_await_done(a, WEFT_CANCELLED);
+}
+
+/* Parks the wait on the request's loop (loop thread, whatever the policy). */
+static void park(weft_await *a)
+{
+    loop_wait *w = H2O_STRUCT_FROM_MEMBER(loop_wait, aw, a);
+    weft_req *r = a->r;
     /* h2o closes the descriptor it wraps, and the plugin keeps its own. */
-    int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    int dupfd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0);
     if (dupfd < 0) {
-        weft_log_error("%s: fd_wait: cannot duplicate descriptor %d: %s", r->route->label, fd, strerror(errno));
-        return errno == EBADF ? WEFT_ERROR : WEFT_UNAVAILABLE;
+        weft_log_error("%s: fd_wait: cannot duplicate descriptor %d: %s", r->route->label, w->fd, strerror(errno));
+        weft_await_done(a, errno == EBADF ? WEFT_ERROR : WEFT_UNAVAILABLE);
+        return;
     }
-    if (timeout_ms >= 0 && weft_timers_add(r->loop->timers, &w->timer, (uint64_t)timeout_ms, on_timeout) != 0) {
+    if (w->timeout_ms >= 0 &&
+        weft_timers_add(r->loop->timers, &w->timer, (uint64_t)w->timeout_ms, on_timeout) != 0) {
         close(dupfd);
-        return WEFT_UNAVAILABLE;
+        weft_await_done(a, WEFT_UNAVAILABLE);
+        return;
     }
     w->sock = h2o_evloop_socket_create(r->loop->evloop, dupfd, H2O_SOCKET_FLAG_DONT_READ);
     w->sock->data = w;
-    if (events & WEFT_FD_READ)
+    if (w->events & WEFT_FD_READ)
         h2o_socket_read_start(w->sock, on_readable);
-    if (events & WEFT_FD_WRITE)
+    if (w->events & WEFT_FD_WRITE)
         h2o_socket_notify_write(w->sock, on_writable);
     parked(r->loop, 1);
-    return WEFT_OK;
+}
+
+static loop_wait wait_init(weft_req *r, int fd, unsigned events, int timeout_ms)
+{
+    return (loop_wait){.aw = {.r = r, .start = park, .cancel = cancel_wait},
+                       .fd = fd,
+                       .events = events,
+                       .timeout_ms = timeout_ms};
 }
 
 /* ---- the two host calls ---- */
@@ -179,29 +194,38 @@ int weft_fdwait_fd_wait(weft_req *r, int fd, unsigned events, int timeout_ms, un
     int rc;
     if (revents == NULL)
         revents = &ev_local;
+    if (weft_req_cancelled(r)) {
+        *revents = 0;
+        return WEFT_CANCELLED;
+    }
     if (quick(r, fd, events, timeout_ms, &rc, revents))
         return rc;
-    switch (r->exec) {
-    case WEFT_EXEC_WORKER:
-        parked(r->loop, 1);
-        rc = poll_fd(r, fd, events, timeout_ms < 0 ? -1 : timeout_ms, revents);
-        parked(r->loop, -1);
-        return rc;
-    case WEFT_EXEC_COROUTINE: {
-        /* `w` lives on the coroutine's stack, which stays put while it sleeps. */
-        loop_wait w = {.r = r};
-        if ((rc = park(&w, fd, events, timeout_ms)) != WEFT_OK)
-            return rc;
-        weft_coro_yield();
-        *revents = w.revents;
-        return w.rc;
+    if (r->exec == WEFT_EXEC_LOOP) {
+        /* A reactive handler asked to block: honour it, as sleep_ms does;
+         * the blocked-loop detector names the route. */
+        return poll_fd(r, fd, events, timeout_ms < 0 ? -1 : timeout_ms, revents);
     }
-    case WEFT_EXEC_LOOP:
-        break;
-    }
-    /* A reactive handler asked to block: honour it, as sleep_ms does; the
-     * blocked-loop detector names the route. */
-    return poll_fd(r, fd, events, timeout_ms < 0 ? -1 : timeout_ms, revents);
+    /* A worker too waits on the loop (it sleeps meanwhile): that is where a
+     * cancelled request ends the wait. `w` lives on the caller's stack. */
+    loop_wait w = wait_init(r, fd, events, timeout_ms);
+    rc = weft_await_block(&w.aw);
+    *revents = rc == WEFT_OK ? w.revents : 0;
+    return rc;
+}
+
+static void deliver_callback(void *ctx)
+{
+    loop_wait *w = ctx;
+    w->cb(w->aw.r, w->arg, w->aw.rc, w->aw.rc == WEFT_OK ? w->revents : 0);
+}
+
+/* Not in the request's arena: a handler that waits in a loop would grow it
+ * by one entry per round. */
+static void complete(weft_await *a)
+{
+    loop_wait w = *H2O_STRUCT_FROM_MEMBER(loop_wait, aw, a);
+    free(H2O_STRUCT_FROM_MEMBER(loop_wait, aw, a));
+    weft_dispatch_run(w.aw.r, deliver_callback, &w);
 }
 
 void weft_fdwait_fd_wait_async(weft_req *r, int fd, unsigned events, int timeout_ms, weft_fd_callback cb, void *arg)
@@ -213,20 +237,22 @@ void weft_fdwait_fd_wait_async(weft_req *r, int fd, unsigned events, int timeout
         cb(r, arg, WEFT_ERROR, 0);
         return;
     }
+    if (weft_req_cancelled(r)) {
+        cb(r, arg, WEFT_CANCELLED, 0);
+        return;
+    }
     if (quick(r, fd, events, timeout_ms, &rc, &revents)) {
         cb(r, arg, rc, revents);
         return;
     }
-    /* Not in the request's arena: a handler that waits in a loop would grow
-     * it by one entry per round. */
     loop_wait *w = malloc(sizeof(*w));
     if (w == NULL) {
         cb(r, arg, WEFT_UNAVAILABLE, 0);
         return;
     }
-    *w = (loop_wait){.r = r, .cb = cb, .arg = arg};
-    if ((rc = park(w, fd, events, timeout_ms)) != WEFT_OK) {
-        free(w);
-        cb(r, arg, rc, 0);
-    }
+    *w = wait_init(r, fd, events, timeout_ms);
+    w->aw.complete = complete;
+    w->cb = cb;
+    w->arg = arg;
+    weft_await_async(&w->aw);
 }

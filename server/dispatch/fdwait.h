@@ -1,7 +1,8 @@
 /*
- * Waiting on a plugin's own file descriptor, in every execution context: a
- * pool worker blocks in poll(); a coroutine suspends while the loop watches
- * the descriptor; a reactive handler gets a callback. This is what lets a
+ * Waiting on a plugin's own file descriptor, in every execution context:
+ * the request's loop watches the descriptor while a pool worker sleeps, a
+ * coroutine is suspended, or a reactive handler waits for its callback
+ * (dispatch/await.h); cancelling the request ends the wait. This is what lets a
  * plugin drive any non-blocking client library (hiredis, libcurl multi, a
  * protocol of its own) without pinning a loop thread.
  */

@@ -427,6 +427,12 @@ static void expire(weft_fetch *f, int error, const char *text)
     finish(f, error, text);
 }
 
+void weft_fetch_cancel(weft_fetch *f)
+{
+    if (f->loop != NULL && !f->finished)
+        expire(f, WEFT_HTTP_CANCELLED, "the request was cancelled (its client left or its deadline passed)");
+}
+
 static void on_connect_timeout(weft_timer *t)
 {
     expire(H2O_STRUCT_FROM_MEMBER(weft_fetch, connect_timer, t), WEFT_HTTP_CONNECT_TIMEOUT,

@@ -1,57 +1,54 @@
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "base/log.h"
-#include "dispatch/coro.h"
+#include "dispatch/await.h"
 #include "dispatch/dispatch.h"
 #include "outbound/outbound.h"
 #include "request/request.h"
 #include "request/route.h"
 
 /*
- * A batch of calls made by one blocking-style handler. Calls run on the
- * request's loop whatever the context: a coroutine starts them itself and
- * suspends; a worker posts the batch to the loop and sleeps on a condition
- * variable. `left` counts the calls still running plus one for the starter,
- * so a call that finishes while the others are still being started can
- * never end the batch under the starter's feet.
+ * A batch of calls made by one blocking-style handler, on the one wait of
+ * dispatch/await.h: the calls start on the request's loop whatever the
+ * context, and cancelling the request cancels every call still running
+ * (its connection closed, so the upstream sees it go). `left` counts the
+ * calls still running plus one for whoever is walking the list (the starter,
+ * or the canceller), so a call that finishes meanwhile can never end the
+ * batch under its feet.
  */
 typedef struct batch {
-    weft_msg msg;
-    weft_req *r;
+    weft_await aw;
     size_t n, left;
     weft_fetch **fetches;
-    int suspended;                    /* coroutine */
-    pthread_mutex_t mu;               /* worker */
-    pthread_cond_t cv;
-    int done;
+    int cancelled;
 } batch;
 
 static void batch_step(batch *b)
 {
-    if (--b->left > 0)
-        return;
-    if (b->r->exec == WEFT_EXEC_WORKER) {
-        pthread_mutex_lock(&b->mu);
-        b->done = 1;
-        pthread_cond_signal(&b->cv);
-        pthread_mutex_unlock(&b->mu); /* the worker may free `b` from here on */
-    } else if (b->suspended) {
-        b->suspended = 0;
-        weft_dispatch_resume(b->r);
-    }
+    if (--b->left == 0)
+        weft_await_done(&b->aw, b->cancelled ? WEFT_CANCELLED : WEFT_OK);
 }
 
 static void on_batch_fetch_done(weft_fetch *f) { batch_step(f->data); }
 
-static void start_all(batch *b)
+static void start_all(weft_await *a)
 {
+    batch *b = H2O_STRUCT_FROM_MEMBER(batch, aw, a);
+    b->left = b->n + 1;
     for (size_t i = 0; i < b->n; i++)
-        weft_fetch_start(b->fetches[i], b->r->loop);
+        weft_fetch_start(b->fetches[i], a->r->loop);
     batch_step(b);
 }
 
-static void on_batch_msg(weft_msg *m) { start_all(H2O_STRUCT_FROM_MEMBER(batch, msg, m)); }
+static void cancel_all(weft_await *a)
+{
+    batch *b = H2O_STRUCT_FROM_MEMBER(batch, aw, a);
+    b->cancelled = 1;
+    b->left++;
+    for (size_t i = 0; i < b->n; i++)
+        weft_fetch_cancel(b->fetches[i]);
+    batch_step(b);
+}
 
 static const weft_http_request *nth(const weft_http_request *rqs, size_t i)
 {
@@ -75,7 +72,7 @@ static int run_batch(weft_req *r, size_t n, const weft_http_request *rqs, weft_h
                        r->route->label);
         return WEFT_ERROR;
     }
-    batch b = {.r = r, .n = n, .left = n + 1};
+    batch b = {.aw = {.r = r, .start = start_all, .cancel = cancel_all}, .n = n};
     b.fetches = calloc(n, sizeof(*b.fetches));
     int rc = WEFT_OK;
     for (size_t i = 0; b.fetches != NULL && i < n; i++) {
@@ -92,26 +89,11 @@ static int run_batch(weft_req *r, size_t n, const weft_http_request *rqs, weft_h
         free(b.fetches);
         return WEFT_UNAVAILABLE; /* out of memory: 503 */
     }
-    if (r->exec == WEFT_EXEC_WORKER) {
-        pthread_mutex_init(&b.mu, NULL);
-        pthread_cond_init(&b.cv, NULL);
-        weft_loop_post(r->loop, &b.msg, on_batch_msg);
-        pthread_mutex_lock(&b.mu);
-        while (!b.done)
-            pthread_cond_wait(&b.cv, &b.mu);
-        pthread_mutex_unlock(&b.mu);
-        pthread_cond_destroy(&b.cv);
-        pthread_mutex_destroy(&b.mu);
-    } else {
-        /* `b` lives on the coroutine's stack, which stays put while it sleeps. */
-        start_all(&b);
-        if (b.left > 0) {
-            b.suspended = 1;
-            weft_coro_yield();
-        }
-    }
+    /* WEFT_CANCELLED without a start leaves the calls without an outcome. */
+    weft_await_block(&b.aw);
     for (size_t i = 0; i < n; i++) {
-        weft_fetch_take(b.fetches[i], &res[i]);
+        if (weft_fetch_take(b.fetches[i], &res[i]) == WEFT_UNAVAILABLE && res[i] == NULL && b.aw.rc == WEFT_CANCELLED)
+            res[i] = weft_http_response_error(WEFT_HTTP_CANCELLED, "the request was cancelled");
         weft_fetch_free(b.fetches[i]);
     }
     free(b.fetches);
@@ -136,28 +118,36 @@ int weft_http_host_http_fetch(weft_req *r, const weft_http_request *rq, weft_htt
 /* ---- reactive ---- */
 
 typedef struct async_call {
-    weft_req *r;
+    weft_await aw;
+    weft_fetch *f;
     weft_http_callback cb;
     void *arg;
 } async_call;
 
-static void deliver(void *ctx)
+static void on_async_fetch_done(weft_fetch *f)
 {
-    weft_fetch *f = ctx;
     async_call *c = f->data;
-    weft_http_response *res;
-    int rc = weft_fetch_take(f, &res);
-    async_call call = *c;
-    free(c);
-    weft_fetch_free(f);
-    call.cb(call.r, call.arg, rc, res);
+    weft_await_done(&c->aw, f->rc);
 }
 
-static void on_async_done(weft_fetch *f)
+static void start_call(weft_await *a) { weft_fetch_start(H2O_STRUCT_FROM_MEMBER(async_call, aw, a)->f, a->r->loop); }
+static void cancel_call(weft_await *a) { weft_fetch_cancel(H2O_STRUCT_FROM_MEMBER(async_call, aw, a)->f); }
+
+static void deliver(void *ctx)
 {
-    async_call *c = f->data;
-    weft_dispatch_run(c->r, deliver, f);
+    async_call call = *(async_call *)ctx;
+    free(ctx);
+    weft_http_response *res;
+    int rc = weft_fetch_take(call.f, &res);
+    if (res == NULL && call.aw.rc == WEFT_CANCELLED) { /* withdrawn before it started */
+        res = weft_http_response_error(WEFT_HTTP_CANCELLED, "the request was cancelled");
+        rc = WEFT_CANCELLED;
+    }
+    weft_fetch_free(call.f);
+    call.cb(call.aw.r, call.arg, rc, res);
 }
+
+static void complete_call(weft_await *a) { weft_dispatch_run(a->r, deliver, H2O_STRUCT_FROM_MEMBER(async_call, aw, a)); }
 
 void weft_http_host_http_fetch_async(weft_req *r, const weft_http_request *rq, weft_http_callback cb, void *arg)
 {
@@ -173,8 +163,11 @@ void weft_http_host_http_fetch_async(weft_req *r, const weft_http_request *rq, w
         cb(r, arg, WEFT_UNAVAILABLE, weft_http_response_error(WEFT_HTTP_NO_RESOURCES, "out of memory"));
         return;
     }
-    *c = (async_call){.r = r, .cb = cb, .arg = arg};
+    *c = (async_call){.aw = {.r = r, .start = start_call, .cancel = cancel_call, .complete = complete_call},
+                      .f = f,
+                      .cb = cb,
+                      .arg = arg};
     f->data = c;
-    f->on_done = on_async_done;
-    weft_fetch_start(f, r->loop);
+    f->on_done = on_async_fetch_done;
+    weft_await_async(&c->aw);
 }

@@ -55,6 +55,9 @@ weft_fetch *weft_fetch_new(const weft_http_request *rq, const char *label);
 /** Starts `f` on the calling loop; f->on_done runs when it is over (maybe
  *  before this returns, never inside it). Loop thread. */
 void weft_fetch_start(weft_fetch *f, weft_loop *L);
+/** Ends a running call with WEFT_HTTP_CANCELLED, closing its connection
+ *  (the upstream sees it go); on_done runs before this returns. Loop thread. */
+void weft_fetch_cancel(weft_fetch *f);
 /** The outcome (rc) and response, handed to the caller. */
 int weft_fetch_take(weft_fetch *f, weft_http_response **res);
 /** The host result code for a weft_http_error. */

@@ -73,14 +73,7 @@ void weft_req_worker_unblock(weft_req *r)
 
 int weft_req_worker_sleep(weft_req *r, uint32_t ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = weft_monotonic_after(ms);
     pthread_mutex_lock(&r->cancel_mu);
     int rc = 0;
     while (!weft_req_cancelled(r) && rc != ETIMEDOUT)

@@ -14,6 +14,7 @@
 #include "core/loop.h"
 #include "dispatch/coro.h"
 #include "dispatch/dispatch.h"
+#include "request/cancel.h"
 #include "request/request.h"
 #include "request/route.h"
 
@@ -51,6 +52,7 @@ struct weft_ws {
     inmsg *last; /* handed to the plugin by ws_recv, freed by the next */
     int coro_waiting, woken, timed_out;
     weft_timer recv_timer;
+    weft_wait recv_wait; /* a coroutine's receive, ended when its request is cancelled */
     /* reactive */
     weft_ws_callback cb;
     void *arg;
@@ -335,7 +337,7 @@ weft_ws *weft_ws_ws_accept(weft_req *r)
     ws->inbox_limit = 4 * ws->max_message + 65536;
     atomic_init(&ws->refs, 1); /* the request's */
     pthread_mutex_init(&ws->mu, NULL);
-    pthread_cond_init(&ws->cv, NULL);
+    weft_cond_init_monotonic(&ws->cv);
     if (r->exec == WEFT_EXEC_WORKER) {
         weft_loop_post(r->loop, &ws->accept_msg, on_accept_msg);
         pthread_mutex_lock(&ws->mu);
@@ -383,6 +385,75 @@ static int take(weft_ws *ws, int *type, const void **data, size_t *len)
     return WEFT_CANCELLED;
 }
 
+/* The request was withdrawn (its route's timeout_ms passed): the receive
+ * ends, the socket closes once the handler returns. */
+static int withdrawn(int *type, size_t *len)
+{
+    *type = WEFT_WS_CLOSE;
+    *len = 0;
+    return WEFT_CANCELLED;
+}
+
+/* Worker side, under the request's cancel mutex on the loop thread. */
+static void wake_worker(void *arg)
+{
+    weft_ws *ws = arg;
+    pthread_mutex_lock(&ws->mu);
+    pthread_cond_broadcast(&ws->cv);
+    pthread_mutex_unlock(&ws->mu);
+}
+
+static int recv_worker(weft_ws *ws, weft_req *r, int timeout_ms)
+{
+    struct timespec until = weft_monotonic_after(timeout_ms > 0 ? (uint64_t)timeout_ms : 0);
+    if (weft_req_worker_block(r, wake_worker, ws) != WEFT_OK)
+        return WEFT_CANCELLED;
+    int rc = WEFT_OK;
+    pthread_mutex_lock(&ws->mu);
+    while (ws->head == NULL && !ws->closed && rc == WEFT_OK) {
+        if (weft_req_cancelled(r))
+            rc = WEFT_CANCELLED;
+        else if (timeout_ms < 0)
+            pthread_cond_wait(&ws->cv, &ws->mu);
+        else if (pthread_cond_timedwait(&ws->cv, &ws->mu, &until) == ETIMEDOUT && ws->head == NULL && !ws->closed)
+            rc = WEFT_TIMEOUT;
+    }
+    pthread_mutex_unlock(&ws->mu);
+    weft_req_worker_unblock(r);
+    return rc;
+}
+
+static void cancel_coro_recv(weft_wait *w)
+{
+    wake_coro(H2O_STRUCT_FROM_MEMBER(weft_ws, recv_wait, w));
+}
+
+static int recv_coro(weft_ws *ws, weft_req *r, int timeout_ms)
+{
+    pthread_mutex_lock(&ws->mu);
+    int ready = ws->head != NULL || ws->closed;
+    pthread_mutex_unlock(&ws->mu);
+    if (ready)
+        return WEFT_OK;
+    ws->coro_waiting = 1;
+    ws->woken = ws->timed_out = 0;
+    if (timeout_ms >= 0 && weft_timers_add(ws->loop->timers, &ws->recv_timer, (uint64_t)timeout_ms, on_recv_timer) != 0) {
+        ws->timed_out = 1;
+    } else {
+        weft_req_wait_add(r, &ws->recv_wait, cancel_coro_recv);
+        weft_coro_yield();
+        weft_req_wait_remove(r, &ws->recv_wait);
+    }
+    ws->coro_waiting = 0;
+    weft_timers_cancel(ws->loop->timers, &ws->recv_timer);
+    if (weft_req_cancelled(r))
+        return WEFT_CANCELLED;
+    pthread_mutex_lock(&ws->mu);
+    int rc = ws->timed_out && ws->head == NULL && !ws->closed ? WEFT_TIMEOUT : WEFT_OK;
+    pthread_mutex_unlock(&ws->mu);
+    return rc;
+}
+
 int weft_ws_ws_recv(weft_ws *ws, int timeout_ms, int *type, const void **data, size_t *len)
 {
     weft_req *r = ws->r;
@@ -396,41 +467,15 @@ int weft_ws_ws_recv(weft_ws *ws, int timeout_ms, int *type, const void **data, s
                        r != NULL ? r->route->label : "websocket");
         return WEFT_ERROR;
     }
+    if (weft_req_cancelled(r))
+        return withdrawn(type, len);
+    int rc = r->exec == WEFT_EXEC_WORKER ? recv_worker(ws, r, timeout_ms) : recv_coro(ws, r, timeout_ms);
+    if (rc == WEFT_CANCELLED)
+        return withdrawn(type, len);
+    if (rc != WEFT_OK)
+        return rc;
     pthread_mutex_lock(&ws->mu);
-    if (r->exec == WEFT_EXEC_WORKER) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += timeout_ms / 1000;
-        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        while (ws->head == NULL && !ws->closed) {
-            if (timeout_ms < 0)
-                pthread_cond_wait(&ws->cv, &ws->mu);
-            else if (pthread_cond_timedwait(&ws->cv, &ws->mu, &until) == ETIMEDOUT && ws->head == NULL && !ws->closed) {
-                pthread_mutex_unlock(&ws->mu);
-                return WEFT_TIMEOUT;
-            }
-        }
-    } else if (ws->head == NULL && !ws->closed) {
-        pthread_mutex_unlock(&ws->mu);
-        ws->coro_waiting = 1;
-        ws->woken = ws->timed_out = 0;
-        if (timeout_ms >= 0 && weft_timers_add(ws->loop->timers, &ws->recv_timer, (uint64_t)timeout_ms, on_recv_timer) != 0)
-            ws->timed_out = 1;
-        else
-            weft_coro_yield();
-        ws->coro_waiting = 0;
-        weft_timers_cancel(ws->loop->timers, &ws->recv_timer);
-        pthread_mutex_lock(&ws->mu);
-        if (ws->timed_out && ws->head == NULL && !ws->closed) {
-            pthread_mutex_unlock(&ws->mu);
-            return WEFT_TIMEOUT;
-        }
-    }
-    int rc = take(ws, type, data, len);
+    rc = take(ws, type, data, len);
     pthread_mutex_unlock(&ws->mu);
     return rc;
 }

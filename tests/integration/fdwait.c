@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -126,5 +127,33 @@ Test(fdwait, loops_stay_responsive_with_1000_waits_parked)
             free(bodies[k][i]);
         }
     wt_wait_metric_eq(&srv, "weft_fd_waits", 0, 10000);
+    wt_finish(&srv);
+}
+
+/* A client that leaves while its handler waits on a descriptor nobody
+ * writes: the wait ends at once (the parked-waits gauge falls back to 0) and
+ * the request counts as cancelled, under each policy. */
+ParameterizedTestParameters(fdwait, a_client_that_leaves_ends_the_wait)
+{
+    static policy_param p[] = {{"pool"}, {"coroutine"}, {"reactive"}};
+    return cr_make_param_array(policy_param, p, 3);
+}
+
+ParameterizedTest(policy_param *p, fdwait, a_client_that_leaves_ends_the_wait)
+{
+    char path[128], key[256];
+    snprintf(path, sizeof(path), "/%s/fdwait?ms=-1&timeout=120000", p->name);
+    snprintf(key, sizeof(key), "weft_requests_cancelled_total{route=\"/%s/fdwait\",policy=\"%s\"}", p->name, p->name);
+    enum { N = 20 };
+    int fds[N];
+    for (int i = 0; i < N; i++)
+        fds[i] = wt_send_get(&srv, path);
+    wt_wait_metric(&srv, "weft_fd_waits", N, 30000);
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
+    double ms = wt_await_metric(&srv, "weft_fd_waits", 0, 0, 10000);
+    wt_await_metric(&srv, key, 1, N, 10000);
+    printf("fdwait: %d %s waits ended %.0f ms after their clients left (timeout 120 s)\n", N, p->name, ms);
+    expect("/hello", 200, "");
     wt_finish(&srv);
 }

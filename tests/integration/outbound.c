@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -15,6 +16,13 @@ static int mock_port;
 #define AGG(prefix, policy, path, extra)                                                                         \
     "  { path = \"" prefix "/" policy "/aggregate\"; plugin = \"aggregate\"; dispatch = \"" policy              \
     "\"; options = { upstream = \"http://127.0.0.1:%1$d\"; path = \"" path "\"; " extra " }; },\n"
+/* With a route-level setting (the route's deadline) besides the plugin options. */
+#define AGGR(prefix, policy, path, extra, route)                                                                  \
+    "  { path = \"" prefix "/" policy "/aggregate\"; plugin = \"aggregate\"; dispatch = \"" policy "\"; " route \
+    " options = { upstream = \"http://127.0.0.1:%1$d\"; path = \"" path "\"; " extra " }; },\n"
+#define AGGR3(prefix, path, extra, route)                                                                         \
+    AGGR(prefix, "pool", path, extra, route) AGGR(prefix, "coroutine", path, extra, route)                       \
+        AGGR(prefix, "reactive", path, extra, route)
 #define AGG3(prefix, path, extra) AGG(prefix, "pool", path, extra) AGG(prefix, "coroutine", path, extra) AGG(prefix, "reactive", path, extra)
 
 static const char *conf_fmt =
@@ -24,6 +32,8 @@ static const char *conf_fmt =
     "routes = (\n" AGG3("", "/persons/", "") AGG3("/slow", "/delay/100/persons/", "")
         AGG3("/hang", "/hang/", "timeout_ms = 300;") AGG3("/reset", "/reset/", "")
             AGG3("/bad", "/status/500/persons/", "") AGG3("/load", "/persons/", "timeout_ms = 60000;") AGG3("/big", "/big/2000000/", "")
+                AGGR3("/stuck", "/hang/", "timeout_ms = 60000;", "")
+                    AGGR3("/deadline", "/hang/", "timeout_ms = 60000;", "timeout_ms = 400;")
                 "  { path = \"/refused/aggregate\"; plugin = \"aggregate\"; dispatch = \"coroutine\"; options = { upstream = "
                 "\"http://127.0.0.1:1\"; }; },\n"
                 "  { path = \"/dns/aggregate\"; plugin = \"aggregate\"; dispatch = \"reactive\"; options = { upstream = "
@@ -204,4 +214,94 @@ Test(outbound_tls, verification_on_by_default_and_ca_file_pins, .timeout = 120)
     free(log);
     wt_mock_stop(tls_mock);
     wt_finish(&s);
+}
+
+/* ---- cancellation: the upstream sees weft give up on a call ---- */
+
+typedef struct mock_stats {
+    long hanging, hang_closed;
+} mock_stats;
+
+static mock_stats upstream_stats(void)
+{
+    wt_server up = {.port = mock_port};
+    wt_resp r;
+    cr_assert_eq(wt_http(&up, "GET", "/stats", NULL, &r), 0);
+    mock_stats st = {-1, -1};
+    const char *h = strstr(r.body, "\"hanging\": "), *c = strstr(r.body, "\"hang_closed\": ");
+    cr_assert(h != NULL && c != NULL, "mock /stats: %s", r.body);
+    st.hanging = atol(h + strlen("\"hanging\": "));
+    st.hang_closed = atol(c + strlen("\"hang_closed\": "));
+    wt_resp_free(&r);
+    return st;
+}
+
+/* Polls the mock until `hanging` is at least / at most `want`; the mock's
+ * own count is the signal (it sees each connection come and go). */
+static mock_stats await_upstream(long hanging_min, long hanging_max, long closed_min, double limit_ms)
+{
+    double t0 = wt_now_ms();
+    for (;;) {
+        mock_stats st = upstream_stats();
+        if (st.hanging >= hanging_min && st.hanging <= hanging_max && st.hang_closed >= closed_min)
+            return st;
+        cr_assert_lt(wt_now_ms() - t0, limit_ms, "upstream: %ld hanging, %ld closed; wanted %ld..%ld and >= %ld",
+                     st.hanging, st.hang_closed, hanging_min, hanging_max, closed_min);
+        usleep(10000);
+    }
+}
+
+static double cancelled_total(const char *route, const char *policy)
+{
+    char key[256];
+    snprintf(key, sizeof(key), "weft_requests_cancelled_total{route=\"%s\",policy=\"%s\"}", route, policy);
+    double v = wt_metric(&srv, key);
+    return v < 0 ? 0 : v;
+}
+
+/* A client that leaves while its aggregate waits on a hanging upstream: the
+ * calls are cancelled, their connections closed (the upstream sees both go)
+ * and the request counts as cancelled — under each policy. */
+Test(outbound, an_abandoned_client_cancels_its_calls)
+{
+    for (int p = 0; p < 3; p++) {
+        char path[128], route[64], key[256];
+        snprintf(route, sizeof(route), "/stuck/%s/aggregate", policies[p]);
+        snprintf(path, sizeof(path), "%s?ids=1,2", route);
+        mock_stats before = await_upstream(0, 0, 0, 10000);
+        double cancelled = cancelled_total(route, policies[p]);
+        int fd = wt_send_get(&srv, path);
+        await_upstream(2, 2, 0, 10000);
+        close(fd);
+        mock_stats after = await_upstream(0, 0, before.hang_closed + 2, 10000);
+        snprintf(key, sizeof(key), "weft_requests_cancelled_total{route=\"%s\",policy=\"%s\"}", route, policies[p]);
+        wt_await_metric(&srv, key, 1, cancelled + 1, 10000);
+        printf("%s: the upstream saw %ld calls closed after the client left\n", route,
+               after.hang_closed - before.hang_closed);
+    }
+    cr_assert_geq(wt_metric(&srv, "weft_outbound_requests_total{outcome=\"cancelled\"}"), 6);
+    cr_assert_eq(get("/hello", NULL), 200);
+    wt_finish(&srv);
+}
+
+/* The route's own deadline (timeout_ms = 400) ends the wait on a hanging
+ * upstream with 504 at the deadline, and cancels the calls. */
+Test(outbound, the_route_deadline_gives_504_and_cancels_the_calls)
+{
+    for (int p = 0; p < 3; p++) {
+        char path[128];
+        snprintf(path, sizeof(path), "/deadline/%s/aggregate?ids=1,2,3", policies[p]);
+        mock_stats before = await_upstream(0, 0, 0, 10000);
+        double t0 = wt_now_ms();
+        char *body;
+        long st = get(path, &body);
+        double ms = wt_now_ms() - t0;
+        printf("%s: %ld after %.0f ms (deadline 400)\n", path, st, ms);
+        cr_assert_eq(st, 504, "%s: %ld %s", path, st, body);
+        cr_assert(strstr(body, "timeout_ms") != NULL, "%s: %s", path, body);
+        free(body);
+        cr_assert(ms >= 390 && ms < 3000, "%s: 504 after %.0f ms, deadline 400", path, ms);
+        await_upstream(0, 0, before.hang_closed + 3, 10000);
+    }
+    wt_finish(&srv);
 }

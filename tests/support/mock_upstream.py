@@ -4,16 +4,22 @@
 Prints "port N" once it listens on 127.0.0.1 (port 0: any free one). Paths:
   /persons/{id}                 {"id":id} (404 for id 404)
   /delay/{ms}/persons/{id}      the same after ms milliseconds
-  /hang/...                     never answers
+  /hang/...                     never answers; waits for the client to close
   /reset/...                    closes the connection with a TCP reset
   /status/{code}/...            answers that status
   /big/{bytes}/...              a body of that many bytes
-  /stats                        {"connections":N,"requests":M} so far
+  /stats                        {"connections":N,"requests":M,"closed":C,
+                                "hanging":H,"hang_closed":K}: connections
+                                accepted, requests, connections ended,
+                                /hang requests waiting now, and
+                                /hang requests whose client closed (how a
+                                test sees weft cancel a call)
 Keep-alive, Content-Length framing, one thread per connection.
 With --tls CERT KEY it speaks https, on 127.0.0.1 and (if it can) on ::1 at
 the same port, so https://localhost:N works whichever address resolves.
 """
 import json
+import select
 import socket
 import ssl
 import struct
@@ -23,7 +29,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 lock = threading.Lock()
-counts = {"connections": 0, "requests": 0}
+counts = {"connections": 0, "requests": 0, "closed": 0, "hanging": 0, "hang_closed": 0}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -33,6 +39,29 @@ class Handler(BaseHTTPRequestHandler):
         super().setup()
         with lock:
             counts["connections"] += 1
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            with lock:
+                counts["closed"] += 1
+
+    def hang(self):
+        """Answers nothing; returns once the client closed the connection."""
+        with lock:
+            counts["hanging"] += 1
+        try:
+            while True:
+                readable, _, _ = select.select([self.connection], [], [], 3600)
+                if readable and not self.connection.recv(4096):
+                    break
+        except OSError:
+            pass
+        with lock:
+            counts["hanging"] -= 1
+            counts["hang_closed"] += 1
+        self.close_connection = True
 
     def log_message(self, fmt, *args):
         pass
@@ -58,8 +87,7 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(int(parts[1]) / 1000.0)
                 parts = parts[2:]
             elif head == "hang":
-                time.sleep(3600)
-                return
+                return self.hang()
             elif head == "reset":
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.connection.close()

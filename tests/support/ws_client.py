@@ -11,14 +11,18 @@
   ws_client.py big URL SIZE        sends one SIZE-byte message; prints
                                    "closed CODE" or "echoed"
   ws_client.py idle URL            sends nothing; prints "closed CODE"
-  ws_client.py hold URL N          N clients stay connected; prints "ready",
+  ws_client.py hold URL N [S]      N clients stay connected; prints "ready",
                                    then per stdin line: "send" -> one
-                                   broadcast round ("ok"/"lost"), "wait" ->
+                                   broadcast round, one message from each
+                                   client (or the first S), every client
+                                   counting what it gets ("ok"/"lost"),
+                                   "quit" -> closes them all ("bye"), "wait" ->
                                    waits for every close, prints
                                    "closed CODE:COUNT ..."
 """
 import asyncio
 import collections
+import resource
 import sys
 
 import websockets
@@ -63,6 +67,14 @@ async def round_trip(clients, m, tag, senders=None):
 
 
 async def main():
+    # A thousand clients need more descriptors than a default soft limit.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 65536 if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
     mode, url = sys.argv[1], sys.argv[2]
     if mode == "broadcast":
         clients = await connect(url, int(sys.argv[3]))
@@ -97,6 +109,7 @@ async def main():
             print("closed %d" % e.rcvd.code if e.rcvd else "closed none", flush=True)
     elif mode == "hold":
         clients = await connect(url, int(sys.argv[3]))
+        senders = int(sys.argv[4]) if len(sys.argv) > 4 else None
         print("ready", flush=True)
         loop = asyncio.get_running_loop()
         rounds = 0
@@ -104,7 +117,11 @@ async def main():
             line = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
             if line == "send":
                 rounds += 1
-                print(await round_trip(clients, 1, "h%d" % rounds), flush=True)
+                print(await round_trip(clients, 1, "h%d" % rounds, senders), flush=True)
+            elif line == "quit":
+                await asyncio.gather(*[c.close() for c in clients])
+                print("bye", flush=True)
+                return
             elif line == "wait" or line == "":
                 codes = collections.Counter()
                 for c in clients:

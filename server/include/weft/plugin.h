@@ -117,7 +117,7 @@ typedef enum weft_isolation {
  * Completion of fd_wait_async(), on the loop thread that owns `req`. `rc` is
  * WEFT_OK with the ready events in `revents`, WEFT_TIMEOUT (revents 0), or an
  * error (WEFT_ERROR: a bad descriptor; WEFT_UNAVAILABLE: out of memory or of
- * file descriptors).
+ * file descriptors; WEFT_CANCELLED: the request was withdrawn).
  */
 typedef void (*weft_fd_callback)(weft_req *req, void *arg, int rc, unsigned revents);
 
@@ -134,7 +134,7 @@ typedef enum weft_http_error {
     WEFT_HTTP_TOO_LARGE = 8,        /**< the response body is larger than max_body */
     WEFT_HTTP_PROTOCOL = 9,         /**< the answer is not valid HTTP/1.x */
     WEFT_HTTP_NO_RESOURCES = 10,    /**< out of memory or of file descriptors here */
-    WEFT_HTTP_CANCELLED = 11        /**< the server is shutting down */
+    WEFT_HTTP_CANCELLED = 11        /**< the request was withdrawn (client gone, deadline) or the server stops */
 } weft_http_error;
 
 /**
@@ -407,21 +407,21 @@ typedef struct weft_host {
      * Non-zero once the request is withdrawn: its client went away or its
      * route's timeout_ms passed. Nobody will read the answer, so a long
      * computation should stop and return. Cheap (one atomic load); any
-     * thread. The host's own waits (sleep, locks, queries) already end with
-     * WEFT_CANCELLED by themselves.
+     * thread. The host's own waits (sleep, locks, queries, fd_wait,
+     * http_fetch, ws_recv) already end with WEFT_CANCELLED by themselves.
      */
     int (*req_cancelled)(const weft_req *req);
     /* ---- waiting on the plugin's own file descriptors (check WEFT_HOST_HAS(host, fd_wait)) ---- */
     /**
      * Waits until `fd` is ready for `events` (WEFT_FD_READ and/or
      * WEFT_FD_WRITE) or `timeout_ms` passed (< 0: no timeout). Blocking
-     * style: blocks a pool worker (poll), suspends a coroutine while its loop
+     * style: blocks a pool worker, suspends a coroutine while its loop
      * serves others. Returns WEFT_OK with the ready events in *revents (may be
-     * NULL), WEFT_TIMEOUT, WEFT_ERROR (bad descriptor or events) or
-     * WEFT_UNAVAILABLE (out of memory or of descriptors). The plugin keeps
-     * owning `fd` and must not close it while the wait runs; on a loop the
-     * host watches a private dup() of it, and the open file is switched to
-     * O_NONBLOCK for good. Readiness is level-triggered: read or write until
+     * NULL), WEFT_TIMEOUT, WEFT_ERROR (bad descriptor or events),
+     * WEFT_UNAVAILABLE (out of memory or of descriptors) or WEFT_CANCELLED
+     * (the request was withdrawn). The plugin keeps owning `fd` and must not
+     * close it while the wait runs; the request's loop watches a private
+     * dup() of it, and the open file is switched to O_NONBLOCK for good. Readiness is level-triggered: read or write until
      * EAGAIN before waiting again, or the wait returns at once.
      */
     int (*fd_wait)(weft_req *req, int fd, unsigned events, int timeout_ms, unsigned *revents);
@@ -467,7 +467,8 @@ typedef struct weft_host {
      * WEFT_OK with *type (WEFT_WS_TEXT, _BINARY, _PONG), *data and *len (valid
      * until the next ws_recv); WEFT_TIMEOUT after timeout_ms (< 0: none);
      * WEFT_CANCELLED once the socket closed, with *type WEFT_WS_CLOSE and
-     * *len the close code. Return from the handler then.
+     * *len the close code, or once the request was withdrawn (its route's
+     * timeout_ms passed), with *len 0. Return from the handler then.
      */
     int (*ws_recv)(weft_ws *ws, int timeout_ms, int *type, const void **data, size_t *len);
     /** Reactive handlers: `cb` gets every message (loop thread); return WEFT_AGAIN from handle_async. */

@@ -1,0 +1,61 @@
+/*
+ * One way for a host call to wait for an operation that runs on the
+ * request's loop (a flush, a parked descriptor, outbound calls, a
+ * statement), under every policy, and to end that wait when the request is
+ * cancelled.
+ *
+ * The caller fills a weft_await and calls weft_await_block() (blocking style) or
+ * weft_await_async() (reactive). `start` runs on the request's loop thread:
+ *   coroutine  inline; the coroutine is then suspended until done;
+ *   pool       posted to the loop; the worker sleeps on a condition variable;
+ *   reactive   weft_await_block() refuses (the loop would wait for itself):
+ *              weft_await_async() starts it and runs `complete` once done.
+ * The operation ends with exactly one weft_await_done(), on the loop thread,
+ * maybe from inside `start`; it must not touch the weft_await afterwards (a
+ * coroutine's or worker's stack frame holds it).
+ *
+ * Cancellation: with `cancel` set, the wait is registered with the request
+ * on the loop thread (the only thread weft_req_wait_add may run on), just
+ * before `start`. Cancelling the request calls cancel(a), which stops the
+ * operation and ends it with weft_await_done(a, WEFT_CANCELLED), now or
+ * later. A request that is already cancelled never starts the operation:
+ * WEFT_CANCELLED at once. Without `cancel` the operation ends by itself.
+ */
+#ifndef WEFT_AWAIT_H
+#define WEFT_AWAIT_H
+
+#include <pthread.h>
+
+#include "core/loop.h"
+#include "request/cancel.h"
+#include "request/request.h"
+
+typedef struct weft_await weft_await;
+typedef void (*weft_await_fn)(weft_await *a);
+
+struct weft_await {
+    weft_req *r;
+    weft_await_fn start;    /* loop thread: begins the operation */
+    weft_await_fn cancel;   /* loop thread, or NULL: stops it (then done with WEFT_CANCELLED) */
+    weft_await_fn complete; /* weft_await_async only: loop thread, once, after done */
+    int rc;                 /* the outcome, from weft_await_done */
+    /* private */
+    weft_wait wait;
+    weft_msg msg;
+    int mode, done, suspended, registered;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+/**
+ * Starts `a` on r's loop and waits under r's policy until it is done;
+ * returns its rc. Coroutine or worker; WEFT_ERROR on a reactive handler
+ * (the caller logs what to use instead).
+ */
+int weft_await_block(weft_await *a);
+/** Starts `a` from the loop thread; a->complete(a) runs once it is done (maybe before this returns). */
+void weft_await_async(weft_await *a);
+/** The operation is over (loop thread): wakes whoever waits. */
+void weft_await_done(weft_await *a, int rc);
+
+#endif
