@@ -383,9 +383,9 @@ int weft_probe_run(const weft_config *cfg, const char *const *names, size_t n, w
                     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
     int done = strstr(out, MARK "done ") != NULL;
     if (!timed_out && done && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        weft_log_info("probe: %zu new plugin version(s) loaded and initialised in a %s child process in %.1f ms (%.1f "
+        weft_log_info("probe: %zu new plugin version(s) loaded and initialised in %s child process in %.1f ms (%.1f "
                       "ms CPU)",
-                      n, forked ? "forked" : "exec'd", ms, cpu_ms);
+                      n, forked ? "a forked" : "an exec'd", ms, cpu_ms);
         return 0;
     }
     size_t idx = 0;
