@@ -255,9 +255,12 @@ static pid_t fork_child(const weft_config *cfg, const char *const *names, size_t
         weft_errors_add(errs, "%s: cannot prepare the plugin probe: %s", cfg->path, strerror(errno));
         return -1;
     }
+    for (size_t i = 0; i < n; i++)
+        weft_module_prepare(names[i], cfg->plugin_dirs, cfg->n_plugin_dirs);
     fflush(NULL); /* nothing buffered may come out twice */
     pid_t pid = fork();
     if (pid == 0) {
+        weft_module_prepared_keep();
         if (dup2(out[1], STDOUT_FILENO) < 0 || dup2(out[1], STDERR_FILENO) < 0)
             _exit(3);
         /* what an exec'd child gets: no other fd, no blocked signal, SIGPIPE fatal */
@@ -276,6 +279,7 @@ static pid_t fork_child(const weft_config *cfg, const char *const *names, size_t
     close(out[1]);
     if (pid < 0) {
         close(out[0]);
+        weft_module_prepared_drop();
         weft_errors_add(errs, "%s: cannot start the plugin probe (fork): %s", cfg->path, strerror(err));
         return -1;
     }
