@@ -16,9 +16,11 @@ struct weft_workpool {
     weft_work *head, *tail; /* FIFO */
     size_t queued, queue_max;
     int size, busy, stopping;
+    int waiting; /* threads blocked for work */
     unsigned long long rejected, completed, withdrawn;
     pthread_t *threads;
-    int started;
+    int started; /* threads are started on demand, up to size */
+    int grow_failed; /* reported once */
 };
 
 static void unlink_work(weft_workpool *p, weft_work *w)
@@ -45,8 +47,11 @@ static void *worker_main(void *arg)
     weft_coro_thread_init();
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (p->head == NULL && !p->stopping)
+        while (p->head == NULL && !p->stopping) {
+            p->waiting++;
             pthread_cond_wait(&p->cv, &p->mu);
+            p->waiting--;
+        }
         weft_work *w = p->head;
         if (w == NULL)
             break; /* stopping and drained */
@@ -71,27 +76,39 @@ weft_workpool *weft_workpool_new(const char *name, int size, int queue)
     p->name = strdup(name);
     p->size = size;
     p->queue_max = (size_t)queue;
+    p->threads = calloc((size_t)size, sizeof(pthread_t));
+    if (p->name == NULL || p->threads == NULL) {
+        free(p->name);
+        free(p->threads);
+        free(p);
+        return NULL;
+    }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    p->threads = calloc((size_t)size, sizeof(pthread_t));
+    return p;
+}
+
+/* Threads start when work finds none waiting, not all at creation: 200
+ * threads started eagerly cost a default server 1.6 MiB of resident memory
+ * and ~10 ms of its start (and as much again at every reload) although most
+ * configurations never use the pool, or use a few threads of it. Under p->mu. */
+static int grow(weft_workpool *p)
+{
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     /* Blocking handlers need ordinary stacks, but 8 MiB of address space per
      * thread adds up at 200 threads; 512 KiB is plenty for handler code. */
     pthread_attr_setstacksize(&attr, 512 * 1024);
-    for (int i = 0; i < size; i++) {
-        if (pthread_create(&p->threads[i], &attr, worker_main, p) != 0) {
-            weft_log_error("pool '%s': cannot start worker thread %d of %d", name, i + 1, size);
-            break;
-        }
-        p->started++;
-    }
+    int rc = pthread_create(&p->threads[p->started], &attr, worker_main, p);
     pthread_attr_destroy(&attr);
-    if (p->started < size) {
-        weft_workpool_free(p);
-        return NULL;
+    if (rc != 0) {
+        if (p->grow_failed++ == 0)
+            weft_log_error("pool '%s': cannot start worker thread %d of %d: %s", p->name, p->started + 1, p->size,
+                           strerror(rc));
+        return -1;
     }
-    return p;
+    p->started++;
+    return 0;
 }
 
 void weft_workpool_free(weft_workpool *p)
@@ -129,6 +146,14 @@ int weft_workpool_submit(weft_workpool *p, weft_work *w)
         p->head = w;
     p->tail = w;
     p->queued++;
+    /* Work not covered by a waiting thread gets a new one; a signalled
+     * thread stays counted as waiting until it wakes, hence queued. */
+    if ((size_t)p->waiting < p->queued && p->started < p->size && grow(p) != 0 && p->started == 0) {
+        unlink_work(p, w);
+        p->rejected++;
+        pthread_mutex_unlock(&p->mu);
+        return -1;
+    }
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
     return 0;
@@ -152,6 +177,7 @@ void weft_workpool_stats_get(weft_workpool *p, weft_workpool_stats *s)
 {
     pthread_mutex_lock(&p->mu);
     s->size = p->size;
+    s->started = p->started;
     s->busy = p->busy;
     s->queued = p->queued;
     s->queue_max = p->queue_max;

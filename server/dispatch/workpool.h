@@ -16,11 +16,17 @@ typedef struct weft_work {
 
 typedef struct weft_workpool weft_workpool;
 
-/** Starts `size` threads; `queue` bounds the work waiting for a free thread. */
+/**
+ * A pool of up to `size` threads, started as work needs them; `queue` bounds
+ * the work waiting for a free thread. NULL when out of memory.
+ */
 weft_workpool *weft_workpool_new(const char *name, int size, int queue);
 /** Runs the queued work, then joins every thread. */
 void weft_workpool_free(weft_workpool *p);
-/** Queues `w`; returns -1 (and does not take `w`) when the queue is full. */
+/**
+ * Queues `w`; returns -1 (and does not take `w`) when the queue is full, or
+ * when no worker thread could be started at all.
+ */
 int weft_workpool_submit(weft_workpool *p, weft_work *w);
 /**
  * Takes back `w` if it is still queued (returns 0; it will never run), or
@@ -32,6 +38,7 @@ const char *weft_workpool_name(const weft_workpool *p);
 
 typedef struct weft_workpool_stats {
     int size;
+    int started; /* threads started so far (on demand, up to size) */
     int busy;
     size_t queued;
     size_t queue_max;

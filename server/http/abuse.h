@@ -21,6 +21,8 @@
 
 struct weft_loop;
 
+/** Gives every loop its budget table (control thread, before the loops start). */
+void weft_abuse_attach(void);
 /**
  * A new request on `req`'s connection: 0 to go on, -1 when the connection is
  * being closed for abuse (the caller refuses the request without work).

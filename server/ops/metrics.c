@@ -131,6 +131,7 @@ static void pool_metrics(FILE *f, const weft_generation *gen)
         {"weft_pool_queue_length", "gauge", "Requests waiting for a worker."},
         {"weft_pool_rejected_total", "counter", "Requests refused with 503 because the pool queue was full."},
         {"weft_pool_withdrawn_total", "counter", "Queued requests dropped unrun because their client left."},
+        {"weft_pool_threads", "gauge", "Worker threads started so far (on demand, up to weft_pool_size)."},
     };
     for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++) {
         weft_stats_write_header(f, series[k].name, series[k].type, series[k].help);
@@ -141,7 +142,8 @@ static void pool_metrics(FILE *f, const weft_generation *gen)
                                  : k == 1 ? (unsigned long long)ps.busy
                                  : k == 2 ? (unsigned long long)ps.queued
                                  : k == 3 ? (unsigned long long)ps.rejected
-                                          : ps.withdrawn;
+                 : k == 4 ? ps.withdrawn
+                                          : (unsigned long long)ps.started;
             fprintf(f, "%s{pool=\"%s\"} %llu\n", series[k].name, weft_workpool_name(gen->pools[i]), v);
         }
     }

@@ -1,3 +1,8 @@
+/* SHA256_Init and friends are deprecated in OpenSSL 3 in favour of EVP, but
+ * EVP's first digest initialises the whole provider machinery: 2 MiB of
+ * libcrypto made resident and milliseconds of start-up, for one hash of a
+ * few KiB per plugin. The one-shot functions compute the same digest. */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "plugin/module.h"
 
 #include <dlfcn.h>
@@ -11,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include <openssl/sha.h>
 
 #include "base/log.h"
 #include "base/names.h"
@@ -234,20 +239,18 @@ static int private_copy(const char *src, const struct stat *checked, const char 
         errno = ESTALE;
     }
     int o = in >= 0 ? open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700) : -1;
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    int ok = in >= 0 && o >= 0 && md != NULL && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1;
+    SHA256_CTX md;
+    int ok = in >= 0 && o >= 0 && SHA256_Init(&md) == 1;
     char buf[65536];
     ssize_t n;
     while (ok && (n = read(in, buf, sizeof(buf))) != 0) {
-        if (n < 0 || write(o, buf, (size_t)n) != n || EVP_DigestUpdate(md, buf, (size_t)n) != 1)
+        if (n < 0 || write(o, buf, (size_t)n) != n || SHA256_Update(&md, buf, (size_t)n) != 1)
             ok = 0;
     }
-    unsigned char dig[EVP_MAX_MD_SIZE];
-    unsigned dlen = 0;
-    if (ok && EVP_DigestFinal_ex(md, dig, &dlen) == 1)
-        for (unsigned i = 0; i < dlen && i < 32; i++)
+    unsigned char dig[SHA256_DIGEST_LENGTH];
+    if (ok && SHA256_Final(dig, &md) == 1)
+        for (unsigned i = 0; i < SHA256_DIGEST_LENGTH; i++)
             snprintf(hex + 2 * i, 3, "%02x", dig[i]);
-    EVP_MD_CTX_free(md);
     if (!ok)
         snprintf(why, wsize, "cannot copy %s to %s: %s", src, out, strerror(errno));
     if (in >= 0)
@@ -257,6 +260,75 @@ static int private_copy(const char *src, const struct stat *checked, const char 
     if (!ok)
         unlink(out);
     return ok ? 0 : -1;
+}
+
+/* Private copies made ahead of a forked probe child: the child loads these
+ * very files and leaves them, the server then loads them too. One copy
+ * instead of two, and the bytes the probe ran are the bytes the server
+ * maps, even if the original is replaced in between. */
+typedef struct prepared {
+    struct prepared *next;
+    char *name, *real;
+    struct stat st;
+    char copy[512], hash[65];
+} prepared;
+static prepared *prepared_list;
+static int prepared_keep; /* in the probe child: the files are the parent's */
+
+void weft_module_prepare(const char *name, char *const *dirs, size_t n_dirs)
+{
+    char path[4096], real[4096], why[1024];
+    prepared *p = calloc(1, sizeof(*p));
+    if (p == NULL || !weft_name_is_valid(name) ||
+        find_why(name, dirs, n_dirs, path, sizeof(path), NULL, 0) != 0 ||
+        check_safe(path, real, &p->st, why, sizeof(why)) != 0 ||
+        private_copy(real, &p->st, name, p->copy, sizeof(p->copy), p->hash, why, sizeof(why)) != 0) {
+        free(p); /* the load that follows finds the same problem and says so */
+        return;
+    }
+    p->name = strdup(name);
+    p->real = strdup(real);
+    if (p->name == NULL || p->real == NULL) {
+        unlink(p->copy);
+        free(p->name);
+        free(p->real);
+        free(p);
+        return;
+    }
+    p->next = prepared_list;
+    prepared_list = p;
+}
+
+void weft_module_prepared_keep(void) { prepared_keep = 1; }
+
+static void prepared_free(prepared *p)
+{
+    free(p->name);
+    free(p->real);
+    free(p);
+}
+
+void weft_module_prepared_drop(void)
+{
+    while (prepared_list != NULL) {
+        prepared *p = prepared_list;
+        prepared_list = p->next;
+        if (!prepared_keep)
+            unlink(p->copy);
+        prepared_free(p);
+    }
+}
+
+static prepared *prepared_take(const char *name, const char *real)
+{
+    for (prepared **pp = &prepared_list; *pp != NULL; pp = &(*pp)->next) {
+        prepared *p = *pp;
+        if (strcmp(p->name, name) == 0 && strcmp(p->real, real) == 0) {
+            *pp = p->next;
+            return p;
+        }
+    }
+    return NULL;
 }
 
 static int same_file(const weft_module *m, const char *path, const struct stat *st)
@@ -326,7 +398,14 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
     pthread_mutex_unlock(&registry_mu);
 
     char copy[512], hash[65] = "";
-    if (private_copy(real, &st, name, copy, sizeof(copy), hash, why, sizeof(why)) != 0) {
+    prepared *pre = prepared_take(name, real);
+    int keep = pre != NULL && prepared_keep;
+    if (pre != NULL) {
+        snprintf(copy, sizeof(copy), "%s", pre->copy);
+        memcpy(hash, pre->hash, sizeof(hash));
+        st = pre->st; /* the identity of the bytes copied (and probed) */
+        prepared_free(pre);
+    } else if (private_copy(real, &st, name, copy, sizeof(copy), hash, why, sizeof(why)) != 0) {
         weft_errors_add(errs, "plugin '%s' (%s): %s", name, path, why);
         return NULL;
     }
@@ -339,14 +418,16 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
     if (cfd >= 0)
         close(cfd);
     if (!elf_ok) {
-        unlink(copy);
+        if (!keep)
+            unlink(copy);
         weft_errors_add(errs, "plugin '%s' (%s): cannot load: %s", name, path, why);
         return NULL;
     }
     /* RTLD_NOW: a missing symbol is a clean error here, not a crash mid-request.
      * RTLD_LOCAL: a plugin's symbols never satisfy another plugin's. */
     void *dl = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
-    unlink(copy); /* the mapping stays; nothing else may open the copy */
+    if (!keep)
+        unlink(copy); /* the mapping stays; nothing else may open the copy */
     if (dl == NULL) {
         const char *e = dlerror();
         /* dlerror names the private copy; the operator knows the original. */

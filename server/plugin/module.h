@@ -69,6 +69,17 @@ void weft_module_retain(weft_module *m);
 /** Drops a reference; the last one dlclose()s the module. */
 void weft_module_release(weft_module *m);
 
+/**
+ * Makes the private copy of plugin `name` ahead of its load, for a forked
+ * probe child and then the server to load the same file (problems are left
+ * to the load to report). Loads consume what they find prepared.
+ */
+void weft_module_prepare(const char *name, char *const *dirs, size_t n_dirs);
+/** In a forked probe child: prepared copies are the parent's, never removed here. */
+void weft_module_prepared_keep(void);
+/** Removes the prepared copies no load consumed (a refused or failed build). */
+void weft_module_prepared_drop(void);
+
 /** Calls fn for every loaded module (old versions still draining included). */
 void weft_module_foreach(void (*fn)(const weft_module *m, void *ctx), void *ctx);
 /** Hands the private copy directory to the user the server switches to. */

@@ -150,8 +150,10 @@ static int probe_new_versions(const weft_config *cfg, weft_errors *errs)
 weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int check_only, weft_errors *errs)
 {
     weft_quarantine_configure(cfg);
-    if (probe_new_versions(cfg, errs) != 0)
+    if (probe_new_versions(cfg, errs) != 0) {
+        weft_module_prepared_drop();
         return NULL;
+    }
 
     weft_generation *g = calloc(1, sizeof(*g));
     if (g == NULL)
@@ -237,6 +239,7 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
                                 r->cfg->path, r->cfg->pool);
         }
     }
+    weft_module_prepared_drop(); /* copies made for the probe that no load took */
     if (errs->count != before) {
         destroy(g, 1);
         return NULL;

@@ -1,8 +1,9 @@
 /*
  * The probe: new plugin code runs first in a short-lived child process.
  * Before a generation that loads a new or changed plugin version is built,
- * the same binary is exec'd (never a bare fork of the threaded server) to
- * load those versions and run each affected route's init and fini. If the
+ * a child loads those versions and runs each affected route's init and fini:
+ * at start-up, while the process has a single thread, a fork of it; later
+ * the same binary exec'd (never a bare fork of the threaded server). If the
  * child dies by a signal, exits, or hangs, the generation is refused with
  * the plugin, version and route named, and nothing of that code ever ran in
  * the server. `weft -t` builds its generation the same way.

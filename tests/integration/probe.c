@@ -51,6 +51,39 @@ Test(probe, check_refuses_an_init_that_never_returns, .timeout = 60)
     check_refuses("init_hangs", env, "0.0.2): init of route /bad did not return within 700 ms");
 }
 
+/* The server's own start probes in a fork (still single-threaded then)
+ * and must refuse the crash just as `weft -t` does. */
+Test(probe, start_refuses_an_init_that_segfaults, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_write_conf(&s, conf_with("init_crash"));
+    const char *args[] = {"-c", s.conf, NULL};
+    char *out;
+    cr_assert_eq(wt_run(&out, args, NULL), 1, "%s", out);
+    cr_assert(strstr(out, "init of route /bad crashed with SIGSEGV in a probe process") != NULL, "%s", out);
+    cr_assert(strstr(out, "not starting") != NULL, "%s", out);
+    free(out);
+}
+
+/* Forking is only safe while a single thread runs: at start-up. A reload
+ * (loops and the control thread running) execs the probe instead. */
+Test(probe, start_forks_the_probe_and_a_reload_execs_it, .timeout = 60)
+{
+    wt_server srv = {0};
+    wt_write_conf(&srv, conf_with(NULL));
+    wt_start(&srv, NULL);
+    char *log = wt_wait_log(&srv, "initialised in a forked child process", 10000);
+    cr_assert(strstr(log, "initialised in a forked child process") != NULL, "%s", log);
+    free(log);
+    wt_write_conf(&srv, conf_with("delay"));
+    cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+    log = wt_wait_log(&srv, "initialised in an exec'd child process", 20000);
+    cr_assert(strstr(log, "1 new plugin version(s) loaded and initialised in an exec'd child process") != NULL, "%s",
+              log);
+    free(log);
+    wt_finish(&srv);
+}
+
 /* A crash must be told from a hang however slow the machine: only the hang
  * tests shorten the probe's deadline (which they always reach). */
 static void reload_refuses(const char *plugin, const char *want, const char *timeout)

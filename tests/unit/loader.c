@@ -468,3 +468,61 @@ Test(loader, unsafe_plugin_directories_are_refused)
     cr_assert(refused, "a link into a world-writable directory was not refused (exit %d):\n%s", rc, copy);
     free(copy);
 }
+
+/* ---- copies prepared for a forked probe child ---- */
+
+static int private_files(void)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", weft_module_private_dir());
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    cr_assert_not_null(p);
+    cr_assert_eq(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    return n;
+}
+
+/* The server loads the very copy the probe ran, even when the original was
+ * replaced in between; the copy is gone once loaded. */
+Test(loader, a_prepared_copy_is_what_gets_loaded)
+{
+    char orig[400], junk[400], from[512];
+    snprintf(orig, sizeof(orig), "%s/echo.so", wt_tmpdir);
+    snprintf(junk, sizeof(junk), "%s/junk.tmp", wt_tmpdir);
+    fixture_path(from, sizeof(from), "echo");
+    wt_copy_file(from, orig);
+    struct stat was;
+    cr_assert_eq(stat(orig, &was), 0);
+    char *dirs[] = {wt_tmpdir};
+    weft_module_prepare("echo", dirs, 1);
+    cr_assert_eq(private_files(), 1);
+    write_text(junk, "not a shared object");
+    cr_assert_eq(rename(junk, orig), 0);
+    weft_module *m = weft_module_load("echo", dirs, 1, &wt_errs);
+    cr_assert_not_null(m, "the prepared copy was not used:%s", wt_errs_text(&wt_errs));
+    cr_assert_eq(m->size, was.st_size);
+    cr_assert_eq(m->ino, was.st_ino);
+    cr_assert_eq(private_files(), 0);
+    weft_module_release(m);
+}
+
+/* What no load took (a refused build) is removed; a probe child keeps them. */
+Test(loader, prepared_copies_are_dropped_unless_kept)
+{
+    weft_module_prepare("echo", fixture_dirs, 1);
+    weft_module_prepare("nosuch", fixture_dirs, 1); /* nothing: the load reports it */
+    cr_assert_eq(private_files(), 1);
+    weft_module_prepared_drop();
+    cr_assert_eq(private_files(), 0);
+
+    weft_module_prepare("echo", fixture_dirs, 1);
+    weft_module_prepared_keep();
+    weft_module *m = weft_module_load("echo", fixture_dirs, 1, &wt_errs);
+    cr_assert_not_null(m, "%s", wt_errs_text(&wt_errs));
+    cr_assert_eq(private_files(), 1, "a probe child leaves the parent's copy");
+    weft_module_release(m);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -f '%s'/*", weft_module_private_dir());
+    cr_assert_eq(system(cmd), 0);
+}

@@ -94,6 +94,7 @@ Test(workpool, name_and_initial_stats)
     memset(&s, 0xff, sizeof(s));
     weft_workpool_stats_get(p, &s);
     cr_assert_eq(s.size, 3);
+    cr_assert_eq(s.started, 0, "threads start on demand, none before any work");
     cr_assert_eq(s.busy, 0);
     cr_assert_eq(s.queued, 0);
     cr_assert_eq(s.queue_max, 7);
@@ -237,6 +238,29 @@ Test(workpool, free_drains_queued_work)
     for (int i = 0; i < 5; i++)
         cr_assert_eq(order[i + 1], i);
     pthread_join(t, NULL);
+}
+
+/* Threads start as work finds none free, never beyond size; a pool that
+ * finished its work keeps its threads for the next. */
+Test(workpool, threads_start_on_demand_up_to_size)
+{
+    weft_workpool *p = weft_workpool_new("grow", 3, 10);
+    cr_assert_not_null(p);
+    static job blockers[5];
+    for (int i = 0; i < 5; i++) {
+        blockers[i].id = i;
+        blockers[i].w.run = blocked;
+        cr_assert_eq(weft_workpool_submit(p, &blockers[i].w), 0);
+        weft_workpool_stats s = wait_stats(p, i < 3 ? i + 1 : 3, 0);
+        cr_assert_eq(s.started, i < 3 ? i + 1 : 3, "after %d jobs: %d threads", i + 1, s.started);
+    }
+    weft_workpool_stats s;
+    weft_workpool_stats_get(p, &s);
+    cr_assert_eq(s.queued, 2);
+    gate_open(&g_gate);
+    s = wait_stats(p, 0, 5);
+    cr_assert_eq(s.started, 3);
+    weft_workpool_free(p);
 }
 
 Test(workpool, free_idle_pool)
