@@ -1,6 +1,18 @@
 #include "base/sigsafe.h"
 
 #include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+static atomic_int report_fd = -1;
+
+int weft_ss_report_fd(void)
+{
+    int fd = atomic_load_explicit(&report_fd, memory_order_relaxed);
+    return fd >= 0 ? fd : STDERR_FILENO;
+}
+
+void weft_ss_set_report_fd(int fd) { atomic_store_explicit(&report_fd, fd, memory_order_relaxed); }
 
 char *weft_ss_append(char *p, char *end, const char *s)
 {

@@ -18,4 +18,11 @@ char *weft_ss_append_u64(char *p, char *end, uint64_t v);
 /** "SEGV" for SIGSEGV..., or NULL for signals it does not know. */
 const char *weft_ss_signal_name(int sig);
 
+/** Where a dying process writes its last report: standard error, unless a
+ * log tap stands between (dev mode reads stderr through a pipe in a thread
+ * that dies with the process -- a report written there is lost). */
+int weft_ss_report_fd(void);
+/** Sets that descriptor (-1: standard error again). */
+void weft_ss_set_report_fd(int fd);
+
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/signals.h"
+#include "base/sigsafe.h"
 
 #define KEEP 200 /* lines */
 #define LINE_MAX_BYTES 1024
@@ -95,6 +96,7 @@ int weft_dev_logtap_start(void)
     }
     close(p[1]);
     pipe_in = p[0];
+    weft_ss_set_report_fd(terminal); /* a crash report must outlive the reader */
     if (pthread_create(&reader, NULL, read_main, NULL) != 0) {
         weft_dev_logtap_stop();
         return -1;
@@ -107,6 +109,7 @@ void weft_dev_logtap_stop(void)
 {
     if (terminal < 0)
         return;
+    weft_ss_set_report_fd(-1);
     dup2(terminal, STDERR_FILENO); /* what is still written goes straight out */
     if (started) {
         atomic_store(&stopping, 1);

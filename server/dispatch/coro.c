@@ -374,7 +374,7 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
         p = weft_ss_append(p, end, " (stack size ");
         p = weft_ss_append_u64(p, end, co->pool->stack_size);
         p = weft_ss_append(p, end, " bytes); raise coroutine.stack_size in the config\n");
-        ssize_t ignored = write(STDERR_FILENO, msg, (size_t)(p - msg));
+        ssize_t ignored = write(weft_ss_report_fd(), msg, (size_t)(p - msg));
         (void)ignored;
         /* Blocked until this handler returns, then fatal; the core still
          * holds the registers of the faulting context. */

@@ -85,16 +85,21 @@ static void on_fatal(int sig, const siginfo_t *info)
         p = weft_ss_append(p, end, " with no request running on this thread");
     }
     p = weft_ss_append(p, end, "; backtrace follows\n");
-    void *frames[64];
-    int n = backtrace(frames, 64);
-    ssize_t ignored = write(STDERR_FILENO, line, (size_t)(p - line));
-    backtrace_symbols_fd(frames, n, STDERR_FILENO);
+    /* The line and the log file are written before unwinding: backtrace()
+     * walks a stack the fault may have corrupted (a coroutine's, often), and
+     * a fault inside it ends the process here -- the line naming the plugin
+     * must be out by then. */
+    ssize_t ignored = write(weft_ss_report_fd(), line, (size_t)(p - line));
     /* The same text next to the record ("crash-NAME.log"): what `weft dev`
      * shows on the plugin's routes after restarting. */
     size_t rl = strlen(crash_log);
     int fd = rl > 4 ? open(crash_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
-    if (fd >= 0) {
+    if (fd >= 0)
         ignored = write(fd, line, (size_t)(p - line));
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, n, weft_ss_report_fd());
+    if (fd >= 0) {
         backtrace_symbols_fd(frames, n, fd);
         close(fd);
     }
