@@ -29,7 +29,7 @@ static void setup(void)
     snprintf(host, sizeof(host), "PGHOST=%s", pgdir);
     const char *env[] = {host, "PGPORT=5432", "PGUSER=postgres", "PGDATABASE=weft", NULL};
     wt_start_env(&srv,
-                 "threads = 2; listen = [\"127.0.0.1:0\"];\n"
+                 "threads = 2; " WT_LISTEN "\n"
                  "database = { statement_timeout_ms = 2000; pool_connections = 4; loop_connections = 1; };\n"
                  "routes = (\n"
                  " { path = \"/pool/db\"; plugin = \"dbping\"; dispatch = \"pool\"; },\n"
@@ -47,12 +47,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    if (srv.pid > 0) {
-        int status = wt_stop(&srv);
-        char *log = wt_read_log(&srv);
-        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
-        free(log);
-    }
+    wt_suite_stop(&srv);
     pg("stop");
     char rm[128];
     snprintf(rm, sizeof(rm), "rm -rf %s", pgdir);

@@ -143,7 +143,7 @@ Test(devloop, scaffolded_plugin_builds_loads_and_answers)
     /* No routes in the main config: hello2.routes beside hello2.so brings them. */
     char *conf = NULL;
     cr_assert_geq(asprintf(&conf,
-                           "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+                           "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
                            "plugin_dirs = [\"%s\"];\n",
                            proj),
                   0);
@@ -177,7 +177,7 @@ Test(devloop, scaffold_makes_identifiers_of_odd_names)
     make_project(proj);
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads = 1;\nlisten = [\"127.0.0.1:0\"];\nplugin_dirs = [\"%s\"];\n"
+             "threads = 1;\n" WT_LISTEN "\nplugin_dirs = [\"%s\"];\n"
              "routes = ({ path = \"/nine\"; plugin = \"9-lives\"; dispatch = \"pool\"; });\n",
              proj);
     wt_start(&srv, conf);

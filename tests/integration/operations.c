@@ -48,7 +48,7 @@ static char *scrape(const wt_server *s)
 Test(metrics, text_parses_and_counters_move_by_exactly_the_requests_made, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+    wt_start(&s, "threads = 2; " WT_LISTEN " admin = false;\n"
                  "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; methods = [\"GET\"]; },\n"
                  "          { path = \"/pool/hello\"; plugin = \"hello\"; dispatch = \"pool\"; });\n");
     char *before = scrape(&s);
@@ -105,7 +105,7 @@ Test(metrics, text_parses_and_counters_move_by_exactly_the_requests_made, .timeo
 Test(metrics, pool_rejections_are_counted, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+    wt_start(&s, "threads = 1; " WT_LISTEN " admin = false;\n"
                  "pools = ({ name = \"one\"; size = 1; queue = 0; });\n"
                  "routes = ({ path = \"/d\"; plugin = \"delay\"; dispatch = \"pool\"; pool = \"one\"; options = { ms = 400; }; });\n");
     long st[5];
@@ -149,9 +149,9 @@ Test(health, ready_follows_the_database, .timeout = 120)
     snprintf(host, sizeof(host), "PGHOST=%s", pgdir);
     const char *env[] = {host, "PGPORT=5432", "PGUSER=postgres", "PGDATABASE=weft", NULL};
     wt_server s = {0};
-    wt_start_env(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+    wt_start_env(&s, "threads = 2; " WT_LISTEN " admin = false;\n"
                      "database = { statement_timeout_ms = 2000; };\n"
-                     "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
+                     WT_HELLO_ROUTES "\n",
                  env);
     char *body = NULL;
     cr_assert_eq(get(&s, "GET", "/health/live", &body), 200);
@@ -164,8 +164,8 @@ Test(health, ready_follows_the_database, .timeout = 120)
 
     /* The libpq environment alone (no database group) is a database too. */
     wt_server e = {0};
-    wt_start_env(&e, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
-                     "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
+    wt_start_env(&e, "threads = 1; " WT_LISTEN " admin = false;\n"
+                     WT_HELLO_ROUTES "\n",
                  env);
     cr_assert_eq(wait_status(&e, "/health/ready", 200, 10000), 200);
     cr_assert_eq(get(&e, "GET", "/health/ready", &body), 200);
@@ -247,8 +247,8 @@ static int connect_raw(int port)
 Test(limits, slow_header_client_is_dropped_and_others_are_served, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false; limits = { request_timeout_ms = 500; };\n"
-                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    wt_start(&s, "threads = 1; " WT_LISTEN " admin = false; limits = { request_timeout_ms = 500; };\n"
+                 WT_HELLO_ROUTES "\n");
     int fd = connect_raw(s.port);
     cr_assert_eq(write(fd, "GET /hello HTTP/1.1\r\n", 21), 21);
     double t0 = wt_now_ms();
@@ -278,8 +278,8 @@ Test(limits, slow_header_client_is_dropped_and_others_are_served, .timeout = 60)
 Test(limits, max_connections_defers_accepting_until_one_closes, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false; limits = { max_connections = 2; };\n"
-                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; },\n"
+    wt_start(&s, "threads = 1; " WT_LISTEN " admin = false; limits = { max_connections = 2; };\n"
+                 "routes = (" WT_HELLO_ROUTE ",\n"
                  "          { path = \"/slow\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 20000; }; });\n");
     /* The backlog is FIFO: a and b are accepted before c, whenever that is.
      * Each carries a request in flight: idle connections would be closed to
@@ -309,34 +309,6 @@ Test(limits, max_connections_defers_accepting_until_one_closes, .timeout = 60)
     cr_assert_eq(wt_stop(&s), 0);
 }
 
-static int count_fds(pid_t pid)
-{
-    char cmd[96];
-    snprintf(cmd, sizeof(cmd), "ls /proc/%d/fd | wc -l", (int)pid);
-    FILE *p = popen(cmd, "r");
-    int n = -1;
-    cr_assert_eq(fscanf(p, "%d", &n), 1);
-    pclose(p);
-    return n;
-}
-
-/* utime + stime of a process, in clock ticks */
-static long cpu_ticks(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    long utime = 0, stime = 0;
-    /* fields after the command: state is 3rd; utime and stime are 14th and 15th */
-    cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime), 2);
-    return utime + stime;
-}
-
 static int request_on(int fd)
 {
     if (write(fd, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n", 32) != 32)
@@ -354,12 +326,12 @@ static int request_on(int fd)
 Test(limits, out_of_file_descriptors_backs_off_and_recovers, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
-                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    wt_start(&s, "threads = 1; " WT_LISTEN " admin = false;\n"
+                 WT_HELLO_ROUTES "\n");
     int kept = connect_raw(s.port);
     cr_assert_eq(request_on(kept), 200);
     /* leave room for exactly three more descriptors */
-    int limit = count_fds(s.pid) + 3;
+    int limit = wt_fd_count(s.pid) + 3;
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "prlimit --pid %d --nofile=%d:%d", (int)s.pid, limit, limit);
     cr_assert_eq(system(cmd), 0, "prlimit (util-linux) is needed");
@@ -375,10 +347,10 @@ Test(limits, out_of_file_descriptors_backs_off_and_recovers, .timeout = 60)
               log);
     free(log);
     /* and it is not spinning on the readable listener: it sleeps between retries */
-    long t0 = cpu_ticks(s.pid);
+    double t0 = wt_cpu_seconds(s.pid);
     usleep(1000000);
-    long used = cpu_ticks(s.pid) - t0;
-    cr_assert_lt(used, sysconf(_SC_CLK_TCK) / 2, "%ld CPU ticks in 1 s while out of descriptors: spinning", used);
+    double used = wt_cpu_seconds(s.pid) - t0;
+    cr_assert_lt(used, 0.5, "%.2f s of CPU in 1 s while out of descriptors: spinning", used);
     for (int i = 0; i < N; i++)
         close(c[i]);
     /* no wait: the fresh connection sits in the backlog until the next retry */
@@ -406,7 +378,7 @@ static long rss_kib(pid_t pid)
 Test(limits, a_saturated_pool_keeps_its_queue_bound_and_memory_flat, .timeout = 120)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+    wt_start(&s, "threads = 2; " WT_LISTEN " admin = false;\n"
                  "pools = ({ name = \"small\"; size = 2; queue = 4; });\n"
                  "routes = ({ path = \"/d\"; plugin = \"delay\"; dispatch = \"pool\"; pool = \"small\"; options = { ms = 300; }; });\n");
     enum { N = 150 };

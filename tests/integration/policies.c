@@ -33,15 +33,7 @@ static wt_server srv;
 static void start(void) { wt_start(&srv, conf); }
 /* Every suite ends with a clean exit: ASan/LSan findings in the server,
  * including leaks at shutdown, turn into a non-zero status here. */
-static void stop(void)
-{
-    if (srv.pid > 0) {
-        int status = wt_stop(&srv);
-        char *log = wt_read_log(&srv);
-        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
-        free(log);
-    }
-}
+static void stop(void) { wt_suite_stop(&srv); }
 TestSuite(policies, .init = start, .fini = stop, .timeout = 120);
 
 /* Criterion may run each test in a re-executed process: parameters must be
@@ -244,7 +236,7 @@ Test(policies, blocking_a_loop_thread_is_reported)
 Test(overflow, coroutine_stack_overflow_names_route, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"];\n"
+    wt_start(&s, "threads = 1; " WT_LISTEN "\n"
                  "coroutine = { stack_size = 16384; };\n"
                  "routes = ({ path = \"/coroutine/deep\"; plugin = \"deep\"; dispatch = \"coroutine\"; });\n");
     wt_resp r;

@@ -432,21 +432,6 @@ int wt_run(char **out, const char *const *args, const char *const *extra_env)
     return status;
 }
 
-int wt_thread_count(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    int n = -1;
-    while (fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "Threads: %d", &n) == 1)
-            break;
-    fclose(f);
-    return n;
-}
-
 void wt_finish(wt_server *s)
 {
     if (s->pid <= 0)

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "confs.h"
+
 typedef struct wt_server {
     pid_t pid;
     int port;
@@ -23,17 +25,6 @@ typedef struct wt_resp {
     size_t len;
     char headers[8192]; /* raw response headers */
 } wt_resp;
-
-/** The persons plugin's four routes under "/" p with dispatch p; `last` follows the last one ("," or ""). */
-#define WT_PERSON_ROUTES(p, last)                                                                           \
-    "  { path = \"/" p "/persons\"; methods = [\"GET\", \"POST\"]; plugin = \"persons\"; dispatch = \"" p \
-    "\"; },\n"                                                                                              \
-    "  { path = \"/" p "/persons/{id}\"; methods = [\"GET\", \"DELETE\"]; plugin = \"persons\"; "           \
-    "dispatch = \"" p "\"; },\n"                                                                            \
-    "  { path = \"/" p "/persons/name/{name}\"; methods = [\"GET\"]; plugin = \"persons\"; dispatch = \""   \
-    p "\"; },\n"                                                                                            \
-    "  { path = \"/" p "/persons/age-greater-than/{age}\"; methods = [\"GET\"]; plugin = \"persons\"; "     \
-    "dispatch = \"" p "\"; }" last "\n"
 
 /** A growing buffer, NUL-terminated, for libcurl's CURLOPT_WRITEFUNCTION = wt_curl_sink. */
 typedef struct wt_buf {
@@ -144,8 +135,6 @@ extern wt_policy wt_policies[3];
 /** For ParameterizedTestParameters (include <criterion/parameterized.h>). */
 #define wt_policy_params() cr_make_param_array(wt_policy, wt_policies, 3)
 
-/** Number of threads of a process (from /proc). */
-int wt_thread_count(pid_t pid);
 
 /** The value of one exact series ("name{labels}") in GET /metrics; -1 if absent. */
 /**
@@ -155,5 +144,21 @@ int wt_thread_count(pid_t pid);
 double wt_await_metric(const wt_server *s, const char *key, int at_least, double want, double limit_ms);
 /** Opens a connection and sends "GET path HTTP/1.1" on it, unread; returns the fd. */
 int wt_send_get(const wt_server *s, const char *path);
+
+/* ---- support/observe.c ---- */
+/** Number of threads of a process (from /proc). */
+int wt_thread_count(pid_t pid);
+/** Open descriptors of a process (from /proc). */
+int wt_fd_count(pid_t pid);
+/** User + system CPU seconds a process has used (from /proc). */
+double wt_cpu_seconds(pid_t pid);
+/**
+ * Requests the server has dispatched: answered (the series `answered_key`,
+ * e.g. weft_requests_total{route=...,code="2xx"}) plus in flight. Never more
+ * than the truth, so "all N dispatched" holds once it reads N.
+ */
+double wt_dispatched(const wt_server *s, const char *answered_key);
+/** Polls wt_dispatched until it reaches `n`; fails the test after limit_ms. */
+void wt_wait_dispatched(const wt_server *s, const char *answered_key, double n, double limit_ms);
 
 #endif
