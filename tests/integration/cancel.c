@@ -93,14 +93,7 @@ Test(cancel, abandoned_pool_requests_do_almost_none_of_their_work, .timeout = 18
     for (int i = 0; i < CLIENTS; i++)
         fds[i] = wt_send_get(&s, "/pool/cpu");
     /* Every request dispatched (queued, running or, for a few, done). */
-    double t0 = wt_now_ms();
-    for (;;) {
-        double inflight = wt_metric(&s, "weft_inflight_requests"), done = wt_metric(&s, ok_key);
-        if (inflight + done >= CLIENTS)
-            break;
-        cr_assert_lt(wt_now_ms() - t0, 60000, "only %g of %d requests arrived", inflight + done, CLIENTS);
-        usleep(5000);
-    }
+    wt_wait_dispatched(&s, ok_key, CLIENTS, 60000);
     double answered_before = wt_metric(&s, ok_key);
     for (int i = 0; i < CLIENTS; i++)
         close(fds[i]);

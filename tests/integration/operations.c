@@ -208,8 +208,8 @@ static void *slow_get(void *arg)
 Test(shutdown, sigterm_lets_in_flight_requests_finish, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false; shutdown = { grace_s = 10; };\n"
-                 "routes = ({ path = \"/delay\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 2000; }; });\n");
+    wt_start(&s, "threads = 2; " WT_LISTEN " admin = false; shutdown = { grace_s = 30; };\n"
+                 "routes = ({ path = \"/delay\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 4000; }; });\n");
     enum { N = 50 };
     client c[N];
     pthread_t t[N];
@@ -217,9 +217,11 @@ Test(shutdown, sigterm_lets_in_flight_requests_finish, .timeout = 60)
         c[i] = (client){&s, 0};
         pthread_create(&t[i], NULL, slow_get, &c[i]);
     }
-    /* All 50 dispatched and waiting on their delay: the server's own gauge
-     * says so (a fixed sleep lost requests on a loaded machine). */
-    wt_wait_metric(&s, "weft_inflight_requests", N, 20000);
+    /* All 50 dispatched: the server's own counts say so (a fixed sleep lost
+     * requests on a loaded machine). Answered ones count too, so a machine
+     * slow enough to take longer than the delay to send 50 requests makes the
+     * test weaker, not red; the 4 s delay keeps that rare. */
+    wt_wait_dispatched(&s, "weft_requests_total{route=\"/delay\",policy=\"coroutine\",code=\"2xx\"}", N, 20000);
     double t0 = wt_now_ms();
     int status = wt_stop(&s);
     for (int i = 0; i < N; i++) {
@@ -227,7 +229,7 @@ Test(shutdown, sigterm_lets_in_flight_requests_finish, .timeout = 60)
         cr_assert_eq(c[i].status, 200, "in-flight request %d got %ld", i, c[i].status);
     }
     cr_assert_eq(status, 0);
-    cr_assert_lt(wt_now_ms() - t0, 8000.0, "in-flight requests finish in their 2 s, long before grace_s");
+    cr_assert_lt(wt_now_ms() - t0, 20000.0, "in-flight requests finish in their 4 s, long before grace_s (30 s)");
     char *log = wt_read_log(&s);
     cr_assert(strstr(log, "stopping") != NULL && strstr(log, "stopped") != NULL, "%s", log);
     free(log);
@@ -346,11 +348,15 @@ Test(limits, out_of_file_descriptors_backs_off_and_recovers, .timeout = 60)
     cr_assert(strstr(log, "Too many open files") != NULL && strstr(log, "pausing new connections") != NULL, "%s",
               log);
     free(log);
-    /* and it is not spinning on the readable listener: it sleeps between retries */
+    /* and it is not spinning on the readable listener: it sleeps between
+     * retries. The 1 s sleep is the observation window, not a wait for an
+     * event: a server that backs off uses 0 ticks in it (measured), one that
+     * spins uses a whole core, or on a loaded 2-core machine still a fair
+     * share of one, hence the bound of a tenth of a second rather than half. */
     double t0 = wt_cpu_seconds(s.pid);
     usleep(1000000);
     double used = wt_cpu_seconds(s.pid) - t0;
-    cr_assert_lt(used, 0.5, "%.2f s of CPU in 1 s while out of descriptors: spinning", used);
+    cr_assert_lt(used, 0.1, "%.2f s of CPU in 1 s while out of descriptors: spinning", used);
     for (int i = 0; i < N; i++)
         close(c[i]);
     /* no wait: the fresh connection sits in the backlog until the next retry */
