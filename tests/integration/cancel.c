@@ -27,15 +27,12 @@ static void close_reset(int fd)
 Test(cancel, http1_clients_that_leave_free_their_coroutines, .timeout = 120)
 {
     wt_server s = {0};
-    wt_write_conf(&s, "# placeholder\n");
-    char conf[1024];
-    snprintf(conf, sizeof(conf),
-             "threads = 2; " WT_LISTEN " admin = false;\n"
-             "log = { access_log = \"%s/access.log\"; };\n"
-             "routes = ({ path = \"/coroutine/delay\"; plugin = \"delay\"; dispatch = \"coroutine\";"
-             " options = { ms = 5000; }; });\n",
-             s.dir);
-    wt_start(&s, conf);
+    wt_startf(&s,
+              "threads = 2; " WT_LISTEN " admin = false;\n"
+              "log = { access_log = \"%s/access.log\"; };\n"
+              "routes = ({ path = \"/coroutine/delay\"; plugin = \"delay\"; dispatch = \"coroutine\";"
+              " options = { ms = 5000; }; });\n",
+              s.dir);
     static int fds[CLIENTS];
     for (int i = 0; i < CLIENTS; i++)
         fds[i] = wt_send_get(&s, "/coroutine/delay");

@@ -367,20 +367,6 @@ Test(limits, out_of_file_descriptors_backs_off_and_recovers, .timeout = 60)
     cr_assert_eq(wt_stop(&s), 0);
 }
 
-static long rss_kib(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long kb = -1;
-    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-            break;
-    if (f != NULL)
-        fclose(f);
-    return kb;
-}
-
 Test(limits, a_saturated_pool_keeps_its_queue_bound_and_memory_flat, .timeout = 120)
 {
     wt_server s = {0};
@@ -393,7 +379,7 @@ Test(limits, a_saturated_pool_keeps_its_queue_bound_and_memory_flat, .timeout = 
     long total_busy = 0;
     for (int round = 0; round < 4; round++) {
         if (round == 1)
-            rss0 = rss_kib(s.pid); /* after a warm-up round */
+            rss0 = wt_rss_kib(s.pid); /* after a warm-up round */
         wt_http_many(&s, "/d", N, st, NULL);
         int ok = 0, busy = 0;
         for (int i = 0; i < N; i++) {
@@ -405,7 +391,7 @@ Test(limits, a_saturated_pool_keeps_its_queue_bound_and_memory_flat, .timeout = 
         cr_assert_geq(busy, N - 6 * 3, "round %d: %d refused: the queue bound did not hold", round, busy);
         total_busy += busy;
     }
-    long rss1 = rss_kib(s.pid);
+    long rss1 = wt_rss_kib(s.pid);
     char *m = scrape(&s);
     cr_assert_eq(series(m, "weft_pool_rejected_total{pool=\"small\"}"), total_busy);
     free(m);

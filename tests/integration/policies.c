@@ -198,15 +198,12 @@ Test(policies, lock_waiters_are_served_fifo)
 {
     enum { N = 8 };
     wt_server s = {0};
-    wt_write_conf(&s, "# placeholder\n");
-    char cfg[512];
-    snprintf(cfg, sizeof(cfg),
-             "threads = 1; " WT_LISTEN " admin = false;\n"
-             "log = { access_log = \"%s/access.log\"; };\n"
-             "routes = ({ path = \"/fifo/locked\"; plugin = \"locked\"; dispatch = \"coroutine\";"
-             " options = { workers = 1; hold_ms = 300; }; });\n",
-             s.dir);
-    wt_start(&s, cfg);
+    wt_startf(&s,
+              "threads = 1; " WT_LISTEN " admin = false;\n"
+              "log = { access_log = \"%s/access.log\"; };\n"
+              "routes = ({ path = \"/fifo/locked\"; plugin = \"locked\"; dispatch = \"coroutine\";"
+              " options = { workers = 1; hold_ms = 300; }; });\n",
+              s.dir);
     client c[N];
     pthread_t t[N];
     for (int i = 0; i < N; i++) {

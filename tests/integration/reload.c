@@ -313,20 +313,6 @@ Test(reload, unsafe_permissions_are_refused)
     wt_finish(&srv);
 }
 
-static long rss_kb(void)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)srv.pid);
-    FILE *f = fopen(path, "r");
-    long kb = -1;
-    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-            break;
-    if (f != NULL)
-        fclose(f);
-    return kb;
-}
-
 static void reload_and_wait(int i)
 {
     char tag[16], want[24];
@@ -345,12 +331,12 @@ Test(reload, two_hundred_reloads_do_not_grow_memory_or_fds)
     for (int i = 0; i < 20; i++)
         reload_and_wait(i);
     free(wt_wait_log(&srv, "generation 20 retired", 10000));
-    long rss0 = rss_kb();
+    long rss0 = wt_rss_kib(srv.pid);
     int fds0 = wt_fd_count(srv.pid);
     for (int i = 20; i < 220; i++)
         reload_and_wait(i);
     free(wt_wait_log(&srv, "generation 220 retired", 10000));
-    long rss1 = rss_kb();
+    long rss1 = wt_rss_kib(srv.pid);
     int fds1 = wt_fd_count(srv.pid);
     cr_log_info("RSS %ld -> %ld KiB, fds %d -> %d over 200 reloads", rss0, rss1, fds0, fds1);
     /* A leak per reload would show 200; the slack is a client connection

@@ -234,14 +234,11 @@ Test(security, drops_to_the_configured_user_after_binding, .timeout = 60)
 Test(logging, access_log_records_each_request, .timeout = 60)
 {
     wt_server s = {0};
-    wt_write_conf(&s, "# placeholder\n");
-    char conf[1024];
-    snprintf(conf, sizeof(conf),
-             "threads = 1; " WT_LISTEN " admin = false;\n"
-             "log = { level = \"info\"; access_log = \"%s/access.log\"; };\n"
-             WT_HELLO_ROUTES "\n",
-             s.dir);
-    wt_start(&s, conf);
+    wt_startf(&s,
+              "threads = 1; " WT_LISTEN " admin = false;\n"
+              "log = { level = \"info\"; access_log = \"%s/access.log\"; };\n"
+              WT_HELLO_ROUTES "\n",
+              s.dir);
     wt_resp r;
     cr_assert_eq(wt_http(&s, "GET", "/hello?x=1", NULL, &r), 0);
     wt_resp_free(&r);

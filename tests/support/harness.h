@@ -38,6 +38,12 @@ void wt_write_conf(wt_server *s, const char *conf);
 /** Starts weft on the config; waits for its "listening on" line. Fails the test on error. */
 void wt_start(wt_server *s, const char *conf);
 void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env);
+/**
+ * wt_start on a printf-formatted config. The server's directory exists
+ * before `fmt` is formatted, so an argument may be s->dir itself (for an
+ * access log or a token file in it).
+ */
+void wt_startf(wt_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** SIGTERM, then waits; returns the exit status (or 128+signal). */
 int wt_stop(wt_server *s);
 /**
@@ -148,6 +154,8 @@ int wt_send_get(const wt_server *s, const char *path);
 /* ---- support/observe.c ---- */
 /** Number of threads of a process (from /proc). */
 int wt_thread_count(pid_t pid);
+/** Resident memory of a process in KiB (from /proc); -1 if unknown. */
+long wt_rss_kib(pid_t pid);
 /** Open descriptors of a process (from /proc). */
 int wt_fd_count(pid_t pid);
 /** User + system CPU seconds a process has used (from /proc). */

@@ -8,23 +8,32 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-int wt_thread_count(pid_t pid)
+/* A numeric field of /proc/PID/status ("Threads:", "VmRSS:"); -1 if absent. */
+static long status_field(pid_t pid, const char *field)
 {
     char path[64], line[256];
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return -1;
-    int n = -1;
+    long v = -1;
+    size_t n = strlen(field);
     while (fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "Threads: %d", &n) == 1)
+        if (strncmp(line, field, n) == 0) {
+            v = atol(line + n);
             break;
+        }
     fclose(f);
-    return n;
+    return v;
 }
+
+int wt_thread_count(pid_t pid) { return (int)status_field(pid, "Threads:"); }
+
+long wt_rss_kib(pid_t pid) { return status_field(pid, "VmRSS:"); }
 
 int wt_fd_count(pid_t pid)
 {
