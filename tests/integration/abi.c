@@ -13,7 +13,7 @@
     "\"; options = { greeting = \"g-" policy "\"; sleep_ms = 5; }; }"
 
 static const char *conf = "threads = 2;\n"
-                          "listen = [\"127.0.0.1:0\"];\n"
+                          WT_LISTEN "\n"
                           "routes = (\n" ROUTE("pool") ",\n" ROUTE("coroutine") ",\n" ROUTE("reactive") ");\n";
 
 static wt_server srv;

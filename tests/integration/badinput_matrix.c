@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 static const char *conf = "threads = 2;\n"
-                          "listen = [\"127.0.0.1:0\"];\n"
+                          WT_LISTEN "\n"
                           "admin = false;\n"
                           "limits = { max_body = 4096; request_timeout_ms = 1000; };\n"
                           "pools = ( { name = \"default\"; size = 16; queue = 1000; } );\n"

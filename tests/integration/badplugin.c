@@ -64,11 +64,11 @@ static void setup(void)
     install_prefix(ver_build('A'), (size_t)-1);
     char conf[2048];
     snprintf(conf, sizeof(conf),
-             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
              "plugin_dirs = [\"%s\"];\n"
              "routes = (\n"
              "  { path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; },\n"
-             "  { path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; }\n"
+             WT_HELLO_ROUTE "\n"
              ");\n",
              plugdir);
     wt_start(&srv, conf);
@@ -186,7 +186,7 @@ Test(badplugin, a_symlink_loop_is_reported_as_a_loop)
     wt_server s = {0};
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "listen = [\"127.0.0.1:0\"];\nplugin_dirs = [\"%s\"];\n"
+             WT_LISTEN "\nplugin_dirs = [\"%s\"];\n"
              "routes = ({ path = \"/l\"; plugin = \"loopy\"; dispatch = \"reactive\"; });\n",
              plugdir);
     wt_write_conf(&s, conf);

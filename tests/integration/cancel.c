@@ -22,28 +22,17 @@ static void close_reset(int fd)
     close(fd);
 }
 
-static void stop_clean(wt_server *s)
-{
-    int status = wt_stop(s);
-    char *log = wt_read_log(s);
-    cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
-    free(log);
-}
-
 #define CLIENTS 2000
 
 Test(cancel, http1_clients_that_leave_free_their_coroutines, .timeout = 120)
 {
     wt_server s = {0};
-    wt_write_conf(&s, "# placeholder\n");
-    char conf[1024];
-    snprintf(conf, sizeof(conf),
-             "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false;\n"
-             "log = { access_log = \"%s/access.log\"; };\n"
-             "routes = ({ path = \"/coroutine/delay\"; plugin = \"delay\"; dispatch = \"coroutine\";"
-             " options = { ms = 5000; }; });\n",
-             s.dir);
-    wt_start(&s, conf);
+    wt_startf(&s,
+              "threads = 2; " WT_LISTEN " admin = false;\n"
+              "log = { access_log = \"%s/access.log\"; };\n"
+              "routes = ({ path = \"/coroutine/delay\"; plugin = \"delay\"; dispatch = \"coroutine\";"
+              " options = { ms = 5000; }; });\n",
+              s.dir);
     static int fds[CLIENTS];
     for (int i = 0; i < CLIENTS; i++)
         fds[i] = wt_send_get(&s, "/coroutine/delay");
@@ -75,7 +64,7 @@ Test(cancel, http1_clients_that_leave_free_their_coroutines, .timeout = 120)
     cr_assert_eq(wt_http(&s, "GET", "/metrics", NULL, &r), 0);
     cr_expect_eq(r.status, 200);
     wt_resp_free(&r);
-    stop_clean(&s);
+    wt_suite_stop(&s);
     char path[400];
     snprintf(path, sizeof(path), "%s/access.log", s.dir);
     FILE *f = fopen(path, "r");
@@ -92,7 +81,7 @@ Test(cancel, http1_clients_that_leave_free_their_coroutines, .timeout = 120)
 Test(cancel, abandoned_pool_requests_do_almost_none_of_their_work, .timeout = 180)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+    wt_start(&s, "threads = 2; " WT_LISTEN " admin = false;\n"
                  "pools = ({ name = \"default\"; size = 2; queue = 5000; });\n"
                  "routes = ({ path = \"/pool/cpu\"; plugin = \"cpu\"; dispatch = \"pool\";"
                  " options = { bits = 2048; }; });\n");
@@ -101,14 +90,7 @@ Test(cancel, abandoned_pool_requests_do_almost_none_of_their_work, .timeout = 18
     for (int i = 0; i < CLIENTS; i++)
         fds[i] = wt_send_get(&s, "/pool/cpu");
     /* Every request dispatched (queued, running or, for a few, done). */
-    double t0 = wt_now_ms();
-    for (;;) {
-        double inflight = wt_metric(&s, "weft_inflight_requests"), done = wt_metric(&s, ok_key);
-        if (inflight + done >= CLIENTS)
-            break;
-        cr_assert_lt(wt_now_ms() - t0, 60000, "only %g of %d requests arrived", inflight + done, CLIENTS);
-        usleep(5000);
-    }
+    wt_wait_dispatched(&s, ok_key, CLIENTS, 60000);
     double answered_before = wt_metric(&s, ok_key);
     for (int i = 0; i < CLIENTS; i++)
         close(fds[i]);
@@ -125,7 +107,7 @@ Test(cancel, abandoned_pool_requests_do_almost_none_of_their_work, .timeout = 18
     cr_expect_eq(cancelled + answered, CLIENTS);
     /* A few are taken by a worker between the disconnect and the cancellation: skipped, not run. */
     cr_expect_geq(withdrawn, CLIENTS - 100, "queued jobs must be dropped unrun");
-    stop_clean(&s);
+    wt_suite_stop(&s);
     wt_finish(&s);
 }
 
@@ -153,7 +135,7 @@ ParameterizedTest(route_param *p, cancel, waits_end_when_the_client_leaves, .tim
     wt_server s = {0};
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+             "threads = 2; " WT_LISTEN " admin = false;\n"
              "pools = ({ name = \"default\"; size = 32; queue = 100; });\n"
              "routes = ({ path = \"%s\"; plugin = \"%s\"; dispatch = \"%s\";"
              " options = { %s = 2000; %s }; });\n",
@@ -183,7 +165,7 @@ ParameterizedTest(route_param *p, cancel, waits_end_when_the_client_leaves, .tim
     char key[160];
     snprintf(key, sizeof(key), "weft_requests_cancelled_total{route=\"%s\",policy=\"%s\"}", p->path, p->dispatch);
     cr_expect_eq(wt_metric(&s, key), N);
-    stop_clean(&s);
+    wt_suite_stop(&s);
     char *log = wt_read_log(&s);
     cr_expect_null(strstr(log, "rc -5"), "withdrawn requests are not logged one by one:\n%s", log);
     free(log);

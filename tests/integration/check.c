@@ -18,8 +18,8 @@ Test(check, valid_config_exits_0)
     wt_server s = {0};
     char *out;
     int rc = check(&s,
-                   "listen = [\"127.0.0.1:0\"];\n"
-                   "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
+                   WT_LISTEN "\n"
+                   WT_HELLO_ROUTES "\n",
                    &out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert(strstr(out, "is valid (1 routes, 1 plugins)") != NULL, "%s", out);
@@ -32,7 +32,7 @@ Test(check, error_on_line_7_names_file_and_line)
     char *out;
     int rc = check(&s,
                    "# line 1\n"
-                   "listen = [\"127.0.0.1:0\"];\n"
+                   WT_LISTEN "\n"
                    "routes = (\n"
                    "  {\n"
                    "    path = \"/hello\";\n"
@@ -67,7 +67,7 @@ Test(check, wrong_abi_plugin_is_named_with_reason)
     wt_server s = {0};
     char *out;
     int rc = check(&s,
-                   "listen = [\"127.0.0.1:0\"];\n"
+                   WT_LISTEN "\n"
                    "routes = ({ path = \"/x\"; plugin = \"wrong_abi\"; dispatch = \"reactive\"; });\n",
                    &out);
     cr_assert_eq(rc, 1, "%s", out);
@@ -81,7 +81,7 @@ Test(check, missing_entry_point_for_policy)
     wt_server s = {0};
     char *out;
     int rc = check(&s,
-                   "listen = [\"127.0.0.1:0\"];\n"
+                   WT_LISTEN "\n"
                    "routes = ({ path = \"/d\"; plugin = \"deep\"; dispatch = \"reactive\"; });\n",
                    &out);
     cr_assert_eq(rc, 1, "%s", out);
@@ -131,15 +131,15 @@ Test(check, admin_listener_refuses_non_loopback_unless_allowed)
     wt_server s = {0};
     char *out;
     int rc = check(&s,
-                   "listen = [\"127.0.0.1:0\"];\nadmin = { listen = \"0.0.0.0:0\"; };\n"
-                   "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
+                   WT_LISTEN "\nadmin = { listen = \"0.0.0.0:0\"; };\n"
+                   WT_HELLO_ROUTES "\n",
                    &out);
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert(strstr(out, ":2: admin.listen: '0.0.0.0' is not a loopback address") != NULL, "%s", out);
     free(out);
     rc = check(&s,
-               "listen = [\"127.0.0.1:0\"];\nadmin = { listen = \"0.0.0.0:0\"; allow_remote = true; };\n"
-               "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
+               WT_LISTEN "\nadmin = { listen = \"0.0.0.0:0\"; allow_remote = true; };\n"
+               WT_HELLO_ROUTES "\n",
                &out);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);

@@ -12,15 +12,11 @@
 
 #include "harness.h"
 
-#define ROUTES(policy)                                                                                               \
-    "  { path = \"/" policy "/delay\"; plugin = \"delay\"; dispatch = \"" policy "\"; timeout_ms = 100;"            \
-    " options = { ms = 1000; }; },\n"                                                                                \
-    "  { path = \"/" policy "/locked\"; plugin = \"locked\"; dispatch = \"" policy "\";"                          \
-    " options = { workers = 1; hold_ms = 1000; }; },\n"
-
-static const char *conf = "threads = 2; listen = [\"127.0.0.1:0\"]; admin = { listen = \"127.0.0.1:0\"; };\n"
+static const char *conf = "threads = 2; " WT_LISTEN " " WT_ADMIN "\n"
                           "limits = { timeout_ms = 100; };\n"
-                          "routes = (\n" ROUTES("pool") ROUTES("coroutine") ROUTES("reactive")
+                          "routes = (\n"
+                          WT_EACH_POLICY("/delay", "delay", " timeout_ms = 100; options = { ms = 1000; };") ",\n"
+                          WT_EACH_POLICY("/locked", "locked", " options = { workers = 1; hold_ms = 1000; };") ",\n"
                           "  { path = \"/patient\"; plugin = \"delay\"; dispatch = \"coroutine\"; timeout_ms = 0;"
                           " options = { ms = 300; }; }\n"
                           ");\n";

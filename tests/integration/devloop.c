@@ -143,7 +143,7 @@ Test(devloop, scaffolded_plugin_builds_loads_and_answers)
     /* No routes in the main config: hello2.routes beside hello2.so brings them. */
     char *conf = NULL;
     cr_assert_geq(asprintf(&conf,
-                           "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+                           "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
                            "plugin_dirs = [\"%s\"];\n",
                            proj),
                   0);
@@ -177,7 +177,7 @@ Test(devloop, scaffold_makes_identifiers_of_odd_names)
     make_project(proj);
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads = 1;\nlisten = [\"127.0.0.1:0\"];\nplugin_dirs = [\"%s\"];\n"
+             "threads = 1;\n" WT_LISTEN "\nplugin_dirs = [\"%s\"];\n"
              "routes = ({ path = \"/nine\"; plugin = \"9-lives\"; dispatch = \"pool\"; });\n",
              proj);
     wt_start(&srv, conf);
@@ -277,9 +277,24 @@ Test(devloop, dev_rebuilds_on_save_shows_build_errors_and_recovers)
         cr_assert(strstr(r.body, "<!DOCTYPE html>") == r.body, "an HTML page:\n%s", r.body);
         wt_resp_free(&r);
     }
-    /* Long enough for a wrongly installed build to have been swapped in (150 ms of quiet + load). */
-    usleep(1500000);
+    /* Had a broken or stale build been installed by now, a reload would load
+     * it: ask for one (admin /reload) and wait for the server to report it
+     * done, instead of sleeping and hoping a wrong swap would have shown. */
     status = wt_admin_get(&dev, "/status");
+    long reloads = wt_reloads_ok(status);
+    free(status);
+    wt_server admin = dev;
+    admin.port = dev.admin_port;
+    cr_assert_eq(wt_http(&admin, "POST", "/reload", "", &r), 0);
+    cr_assert_eq(r.status, 202, "admin /reload: %ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    for (double t0 = wt_now_ms();; usleep(50000)) {
+        status = wt_admin_get(&dev, "/status");
+        if (wt_reloads_ok(status) > reloads)
+            break;
+        cr_assert_lt(wt_now_ms() - t0, 10000.0, "the requested reload did not complete:\n%s", status);
+        free(status);
+    }
     cr_assert_eq(route_plugin_load(status, "/devplug"), load1,
                  "the last good version stays loaded while the build is broken:\n%s", status);
     cr_assert_eq(route_plugin_load(status, "/devplug/reactive"), load1, "%s", status);

@@ -48,7 +48,7 @@ static void setup(void)
     chmod(plugdir, 0755);
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
              "plugin_dirs = [\"%s\"];\n"
              "routes = ( { path = \"/main\"; plugin = \"echo\"; dispatch = \"reactive\"; } );\n",
              plugdir);

@@ -93,8 +93,8 @@ ParameterizedTestParameters(framing, each_row)
 ParameterizedTest(row *r, framing, each_row, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
-                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    wt_start(&s, "threads = 1; " WT_LISTEN " admin = false;\n"
+                 WT_HELLO_ROUTES "\n");
     char req[512];
     int len = snprintf(req, sizeof(req), "%s" NEXT, r->head);
     int closed = 0;
@@ -117,8 +117,8 @@ ParameterizedTest(row *r, framing, each_row, .timeout = 60)
 Test(framing, oversized_headers_get_431, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
-                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    wt_start(&s, "threads = 1; " WT_LISTEN " admin = false;\n"
+                 WT_HELLO_ROUTES "\n");
     static char req[80000];
     char *p = req;
     p += sprintf(p, "GET /hello HTTP/1.1\r\nHost: x\r\nX-Long: ");

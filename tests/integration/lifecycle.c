@@ -12,7 +12,7 @@
 static const char *conf_with(const char *plugin_opts, char *buf, size_t size)
 {
     snprintf(buf, size,
-             "threads = 2; listen = [\"127.0.0.1:0\"];\n"
+             "threads = 2; " WT_LISTEN "\n"
              "plugins = { %s };\n"
              "routes = (\n"
              " { path = \"/a\"; plugin = \"plugstate\"; dispatch = \"pool\"; options = { name = \"a\"; }; },\n"

@@ -17,7 +17,7 @@
 #include "harness.h"
 
 static const char *conf = "threads = 2;\n"
-                          "listen = [\"127.0.0.1:0\"];\n"
+                          WT_LISTEN "\n"
                           "limits = { max_body = 4096; };\n"
                           "pools = ( { name = \"default\"; size = 16; queue = 1000; } );\n"
                           "database = { conninfo = \"dbname=weft\"; statement_timeout_ms = 3000; };\n"
@@ -38,15 +38,7 @@ static void start(void)
 }
 
 /* As in policies.c: a clean exit, so sanitizer findings fail the suite. */
-static void stop(void)
-{
-    if (srv.pid > 0) {
-        int status = wt_stop(&srv);
-        char *log = wt_read_log(&srv);
-        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
-        free(log);
-    }
-}
+static void stop(void) { wt_suite_stop(&srv); }
 TestSuite(persons, .init = start, .fini = stop, .timeout = 120);
 
 static void request(const char *method, const char *path, const char *ctype, const char *body, wt_resp *out)

@@ -10,13 +10,9 @@
 #include "harness.h"
 
 static const char conf_fmt[] =
-    "threads = 2; listen = [\"127.0.0.1:0\"];\n"
+    "threads = 2; " WT_LISTEN "\n"
     "plugins = { metered = { %s }; };\n"
-    "routes = (\n"
-    " { path = \"/pool\"; plugin = \"metered\"; dispatch = \"pool\"; },\n"
-    " { path = \"/coroutine\"; plugin = \"metered\"; dispatch = \"coroutine\"; },\n"
-    " { path = \"/reactive\"; plugin = \"metered\"; dispatch = \"reactive\"; }\n"
-    ");\n";
+    "routes = (\n" WT_EACH_POLICY("", "metered", "") "\n);\n";
 
 static double series(const char *text, const char *key)
 {

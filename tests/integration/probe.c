@@ -16,9 +16,9 @@ static const char *conf_with(const char *plugin)
 {
     static char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\n"
+             "threads = 2;\n" WT_LISTEN "\n"
              "routes = (\n"
-             "  { path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; }%s%s%s\n"
+             WT_HELLO_ROUTE "%s%s%s\n"
              ");\n",
              plugin ? ",\n  { path = \"/bad\"; plugin = \"" : "", plugin ? plugin : "",
              plugin ? "\"; dispatch = \"pool\"; }" : "");

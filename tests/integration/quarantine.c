@@ -46,11 +46,11 @@ static void start(wt_server *s, const char *dispatch)
     wt_write_conf(s, "");
     char conf[2048];
     snprintf(conf, sizeof(conf),
-             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
              "plugin_dirs = [\"%s\"];\npid_file = \"%s/run/weft.pid\";\n"
              "pools = ({ name = \"default\"; size = 2; queue = 100; });\n"
              "routes = (\n"
-             "  { path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; },\n"
+             WT_HELLO_ROUTE ",\n"
              "  { path = \"/c\"; plugin = \"crashy\"; dispatch = \"%s\"; }\n"
              ");\n",
              plugdir, s->dir, dispatch);
@@ -175,8 +175,8 @@ Test(quarantine, another_build_lifts_it, .timeout = 120)
 Test(quarantine, clear_without_records_says_so, .timeout = 60)
 {
     wt_server s = {0};
-    wt_write_conf(&s, "listen = [\"127.0.0.1:0\"];\nstate_dir = \"state\";\n"
-                      "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    wt_write_conf(&s, WT_LISTEN "\nstate_dir = \"state\";\n"
+                      WT_HELLO_ROUTES "\n");
     const char *args[] = {"quarantine", "clear", "-c", s.conf, NULL};
     char *out;
     cr_assert_eq(wt_run(&out, args, NULL), 0, "%s", out);

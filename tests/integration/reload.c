@@ -51,7 +51,7 @@ static void write_conf(const char *tag, const char *dispatch)
 {
     char conf[2048];
     snprintf(conf, sizeof(conf),
-             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
              "plugin_dirs = [\"%s\"];\npid_file = \"%s/weft.pid\";\n"
              "pools = ({ name = \"default\"; size = 4; queue = 1000; });\n"
              "routes = (\n"
@@ -74,12 +74,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    if (srv.pid > 0) {
-        int status = wt_stop(&srv);
-        char *log = wt_read_log(&srv);
-        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
-        free(log);
-    }
+    wt_suite_stop(&srv);
     char cmd[200];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", plugdir);
     cr_expect_eq(system(cmd), 0);
@@ -234,7 +229,7 @@ Test(reload, broken_plugin_is_refused_and_old_keeps_serving)
 Test(reload, broken_config_is_refused_with_file_and_line)
 {
     wait_for("/ver", "tag=t0", 1000);
-    wt_write_conf(&srv, "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nroutes = (\n { path = \"/ver\"; plugin = \"ver\"; "
+    wt_write_conf(&srv, "threads = 2;\n" WT_LISTEN "\nroutes = (\n { path = \"/ver\"; plugin = \"ver\"; "
                         "dispatch = \"sideways\"; }\n);\n");
     /* `weft reload` checks the file first and refuses to signal */
     char *out;
@@ -276,7 +271,7 @@ Test(reload, weft_reload_refuses_restart_only_changes_like_the_server)
 {
     char conf[2048];
     snprintf(conf, sizeof(conf),
-             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
              "plugin_dirs = [\"%s\"];\npid_file = \"%s/weft.pid\";\nlimits = { max_body = 4096; };\n"
              "pools = ({ name = \"default\"; size = 4; queue = 1000; });\n"
              "routes = ( { path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; options = { tag = \"t9\"; }; } );\n",
@@ -318,31 +313,6 @@ Test(reload, unsafe_permissions_are_refused)
     wt_finish(&srv);
 }
 
-static long rss_kb(void)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)srv.pid);
-    FILE *f = fopen(path, "r");
-    long kb = -1;
-    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-            break;
-    if (f != NULL)
-        fclose(f);
-    return kb;
-}
-
-static int fd_count(void)
-{
-    char cmd[96];
-    snprintf(cmd, sizeof(cmd), "ls /proc/%d/fd | wc -l", (int)srv.pid);
-    FILE *p = popen(cmd, "r");
-    int n = -1;
-    cr_assert_eq(fscanf(p, "%d", &n), 1);
-    pclose(p);
-    return n;
-}
-
 static void reload_and_wait(int i)
 {
     char tag[16], want[24];
@@ -361,13 +331,13 @@ Test(reload, two_hundred_reloads_do_not_grow_memory_or_fds)
     for (int i = 0; i < 20; i++)
         reload_and_wait(i);
     free(wt_wait_log(&srv, "generation 20 retired", 10000));
-    long rss0 = rss_kb();
-    int fds0 = fd_count();
+    long rss0 = wt_rss_kib(srv.pid);
+    int fds0 = wt_fd_count(srv.pid);
     for (int i = 20; i < 220; i++)
         reload_and_wait(i);
     free(wt_wait_log(&srv, "generation 220 retired", 10000));
-    long rss1 = rss_kb();
-    int fds1 = fd_count();
+    long rss1 = wt_rss_kib(srv.pid);
+    int fds1 = wt_fd_count(srv.pid);
     cr_log_info("RSS %ld -> %ld KiB, fds %d -> %d over 200 reloads", rss0, rss1, fds0, fds1);
     /* A leak per reload would show 200; the slack is a client connection
      * the server may not have seen closing yet when the count is taken. */
@@ -395,7 +365,7 @@ Test(reload, reload_with_syntax_error_is_refused)
     char *good = wt_read_file(srv.conf);
     cr_assert_not_null(good);
     /* the string "/x" is the token the parser rejects (a '=' is missing) */
-    wt_write_conf(&srv, "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nroutes = ( { path \"/x\"; plugin = \"hello\"; } );\n");
+    wt_write_conf(&srv, "threads = 2;\n" WT_LISTEN "\nroutes = ( { path \"/x\"; plugin = \"hello\"; } );\n");
     sighup();
     char *log = wt_wait_log(&srv, "refused", 5000);
     cr_assert(strstr(log, ":3:") != NULL, "%s", log);
@@ -413,7 +383,7 @@ Test(reload, restart_only_settings_are_refused_not_ignored)
 {
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads = 3;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "threads = 3;\n" WT_LISTEN "\n" WT_ADMIN "\n"
              "plugin_dirs = [\"%s\"];\nroutes = ({ path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; "
              "options = { tag = \"threads\"; }; });\n",
              plugdir);
@@ -428,7 +398,7 @@ Test(reload, a_plugin_whose_init_fails_is_refused)
 {
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\n"
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
              "plugin_dirs = [\"%s\"];\nroutes = ({ path = \"/ver\"; plugin = \"init_fails\"; dispatch = \"pool\"; });\n",
              plugdir);
     wt_write_conf(&srv, conf);
@@ -443,7 +413,7 @@ Test(reload, watch_reloads_when_the_config_file_changes)
 {
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\nwatch = true;\n"
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\nwatch = true;\n"
              "plugin_dirs = [\"%s\"];\nroutes = ({ path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; "
              "options = { tag = \"%s\"; }; });\n",
              plugdir, "w1");
@@ -451,7 +421,7 @@ Test(reload, watch_reloads_when_the_config_file_changes)
     sighup(); /* turns watching on */
     wait_for("/ver", "tag=w1", 10000);
     snprintf(conf, sizeof(conf),
-             "threads = 2;\nlisten = [\"127.0.0.1:0\"];\nadmin = { listen = \"127.0.0.1:0\"; };\nwatch = true;\n"
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\nwatch = true;\n"
              "plugin_dirs = [\"%s\"];\nroutes = ({ path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; "
              "options = { tag = \"%s\"; }; });\n",
              plugdir, "w2");

@@ -8,19 +8,14 @@
 
 #include "harness.h"
 
-#define ROUTE(policy) "  { path = \"/" policy "/info/{id}\"; plugin = \"reqinfo\"; dispatch = \"" policy "\"; }"
-
 static wt_server srv;
 static void start(void)
 {
-    wt_write_conf(&srv, "# placeholder\n"); /* a directory for the access log */
-    char conf[1024];
-    snprintf(conf, sizeof(conf),
-             "threads = 2; listen = [\"127.0.0.1:0\"];\n"
-             "log = { level = \"info\"; access_log = \"%s/access.log\"; };\n"
-             "routes = (\n" ROUTE("pool") ",\n" ROUTE("coroutine") ",\n" ROUTE("reactive") ");\n",
-             srv.dir);
-    wt_start(&srv, conf);
+    wt_startf(&srv,
+              "threads = 2; " WT_LISTEN "\n"
+              "log = { level = \"info\"; access_log = \"%s/access.log\"; };\n"
+              "routes = (\n" WT_EACH_POLICY("/info/{id}", "reqinfo", "") ");\n",
+              srv.dir);
 }
 static void stop(void) { wt_suite_stop(&srv); }
 TestSuite(reqaccess, .init = start, .fini = stop, .timeout = 60);

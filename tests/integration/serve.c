@@ -11,7 +11,7 @@
 #include "harness.h"
 
 static const char *base_conf = "threads = 2;\n"
-                               "listen = [\"127.0.0.1:0\"];\n"
+                               WT_LISTEN "\n"
                                "limits = { max_body = 100; };\n"
                                "routes = (\n"
                                "  { path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; methods = [\"GET\"]; },\n"
@@ -25,15 +25,7 @@ static wt_server srv;
 static void start(void) { wt_start(&srv, base_conf); }
 /* Every suite ends with a clean exit: ASan/LSan findings in the server,
  * including leaks at shutdown, turn into a non-zero status here. */
-static void stop(void)
-{
-    if (srv.pid > 0) {
-        int status = wt_stop(&srv);
-        char *log = wt_read_log(&srv);
-        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
-        free(log);
-    }
-}
+static void stop(void) { wt_suite_stop(&srv); }
 
 TestSuite(serve, .init = start, .fini = stop, .timeout = 60);
 
@@ -174,7 +166,7 @@ Test(env, ipv4_and_ipv6_listeners, .timeout = 60)
 {
     wt_server s = {0};
     wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\", \"[::1]:0\"];\n"
-                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+                 WT_HELLO_ROUTES "\n");
     char *log = wt_read_log(&s);
     const char *v6 = strstr(log, "listening on http://[::1]:");
     cr_assert_not_null(v6, "%s", log);
@@ -221,7 +213,7 @@ static int uid_of(pid_t pid)
 Test(security, drops_to_the_configured_user_after_binding, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false; user = \"nobody\";\n"
+    wt_start(&s, "threads = 2; " WT_LISTEN " admin = false; user = \"nobody\";\n"
                  "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"pool\"; });\n");
     wt_resp r;
     cr_assert_eq(wt_http(&s, "GET", "/hello", NULL, &r), 0);
@@ -242,14 +234,11 @@ Test(security, drops_to_the_configured_user_after_binding, .timeout = 60)
 Test(logging, access_log_records_each_request, .timeout = 60)
 {
     wt_server s = {0};
-    wt_write_conf(&s, "# placeholder\n");
-    char conf[1024];
-    snprintf(conf, sizeof(conf),
-             "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false;\n"
-             "log = { level = \"info\"; access_log = \"%s/access.log\"; };\n"
-             "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n",
-             s.dir);
-    wt_start(&s, conf);
+    wt_startf(&s,
+              "threads = 1; " WT_LISTEN " admin = false;\n"
+              "log = { level = \"info\"; access_log = \"%s/access.log\"; };\n"
+              WT_HELLO_ROUTES "\n",
+              s.dir);
     wt_resp r;
     cr_assert_eq(wt_http(&s, "GET", "/hello?x=1", NULL, &r), 0);
     wt_resp_free(&r);
@@ -270,8 +259,8 @@ Test(logging, access_log_records_each_request, .timeout = 60)
 Test(limits, request_target_over_max_uri_is_414, .timeout = 60)
 {
     wt_server s = {0};
-    wt_start(&s, "threads = 1; listen = [\"127.0.0.1:0\"]; admin = false; limits = { max_uri = 1024; };\n"
-                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    wt_start(&s, "threads = 1; " WT_LISTEN " admin = false; limits = { max_uri = 1024; };\n"
+                 WT_HELLO_ROUTES "\n");
     char path[2048] = "/hello?q=";
     memset(path + 9, 'x', 1500);
     path[1509] = '\0';
@@ -310,7 +299,7 @@ static void clear_pg_env(void)
 }
 
 static const char *db_routes = "routes = (\n"
-                               "  { path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; },\n"
+                               WT_HELLO_ROUTE ",\n"
                                "  { path = \"/pool/db\"; plugin = \"dbping\"; dispatch = \"pool\"; },\n"
                                "  { path = \"/coroutine/db\"; plugin = \"dbping\"; dispatch = \"coroutine\"; },\n"
                                "  { path = \"/reactive/db\"; plugin = \"dbping\"; dispatch = \"reactive\"; }\n"
@@ -320,7 +309,7 @@ Test(libpq, not_loaded_without_a_database_and_queries_answer_503, .timeout = 60)
 {
     clear_pg_env();
     char conf[1024];
-    snprintf(conf, sizeof(conf), "threads = 2; listen = [\"127.0.0.1:0\"];\n%s", db_routes);
+    snprintf(conf, sizeof(conf), "threads = 2; " WT_LISTEN "\n%s", db_routes);
     wt_server s = {0};
     wt_start(&s, conf);
     cr_expect(!maps_libpq(s.pid), "a server without a database must not map libpq");
@@ -342,7 +331,7 @@ Test(libpq, loaded_by_a_database_group_or_a_pg_variable, .timeout = 60)
     clear_pg_env();
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads = 1; listen = [\"127.0.0.1:0\"];\n"
+             "threads = 1; " WT_LISTEN "\n"
              "database = { conninfo = \"host=/nonexistent dbname=weft\"; connect_timeout_s = 1; };\n%s",
              db_routes);
     wt_server s = {0};
@@ -355,7 +344,7 @@ Test(libpq, loaded_by_a_database_group_or_a_pg_variable, .timeout = 60)
     cr_assert_eq(wt_stop(&s), 0);
 
     const char *env[] = {"PGHOST=/nonexistent", NULL};
-    snprintf(conf, sizeof(conf), "threads = 1; listen = [\"127.0.0.1:0\"];\n%s", db_routes);
+    snprintf(conf, sizeof(conf), "threads = 1; " WT_LISTEN "\n%s", db_routes);
     wt_server e = {0};
     wt_start_env(&e, conf, env);
     cr_expect(maps_libpq(e.pid), "a PG* variable loads libpq");

@@ -10,13 +10,9 @@
 #include "harness.h"
 
 static const char conf_fmt[] =
-    "threads = 2; listen = [\"127.0.0.1:0\"];\n"
+    "threads = 2; " WT_LISTEN "\n"
     "plugins = { ticker = { period_ms = %d; %s }; };\n"
-    "routes = (\n"
-    " { path = \"/pool\"; plugin = \"ticker\"; dispatch = \"pool\"; },\n"
-    " { path = \"/coroutine\"; plugin = \"ticker\"; dispatch = \"coroutine\"; },\n"
-    " { path = \"/reactive\"; plugin = \"ticker\"; dispatch = \"reactive\"; }\n"
-    ");\n";
+    "routes = (\n" WT_EACH_POLICY("", "ticker", "") "\n);\n";
 
 static void get(wt_server *s, const char *path, int *load, int *ticks, int *late)
 {

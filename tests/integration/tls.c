@@ -60,7 +60,7 @@ static void setup(void)
              "threads = 2; admin = false;\n"
              "listen = ( \"127.0.0.1:0\", { address = \"127.0.0.1:0\"; tls = { certificate = \"server.crt\"; key = "
              "\"server.key\"; }; } );\n"
-             "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; },\n"
+             "routes = (" WT_HELLO_ROUTE ",\n"
              "          { path = \"/slow\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 1500; }; });\n");
     wt_start(&srv, conf);
     char *log = wt_read_log(&srv);
@@ -70,15 +70,7 @@ static void setup(void)
     free(log);
 }
 
-static void teardown(void)
-{
-    if (srv.pid > 0) {
-        int status = wt_stop(&srv);
-        char *log = wt_read_log(&srv);
-        cr_expect_eq(status, 0, "weft exited with %d:\n%s", status, log);
-        free(log);
-    }
-}
+static void teardown(void) { wt_suite_stop(&srv); }
 
 TestSuite(tls, .init = setup, .fini = teardown, .timeout = 120);
 
@@ -167,7 +159,7 @@ Test(tls_check, wrong_key_is_refused_by_weft_t_naming_the_file, .timeout = 60)
     char conf[1024];
     snprintf(conf, sizeof(conf),
              "listen = ( { address = \"127.0.0.1:0\"; tls = { certificate = \"a.crt\"; key = \"b.key\"; }; } );\n"
-             "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+             WT_HELLO_ROUTES "\n");
     wt_write_conf(&s, conf);
     char *out;
     const char *args[] = {"-t", "-c", s.conf, NULL};
@@ -176,7 +168,7 @@ Test(tls_check, wrong_key_is_refused_by_weft_t_naming_the_file, .timeout = 60)
     free(out);
     snprintf(conf, sizeof(conf),
              "listen = ( { address = \"127.0.0.1:0\"; tls = { certificate = \"missing.crt\"; key = \"b.key\"; }; } );\n"
-             "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+             WT_HELLO_ROUTES "\n");
     wt_write_conf(&s, conf);
     cr_assert_eq(wt_run(&out, args, NULL), 1, "%s", out);
     cr_assert(strstr(out, "missing.crt") != NULL, "%s", out);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +192,18 @@ void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env)
 }
 
 void wt_start(wt_server *s, const char *conf) { wt_start_env(s, conf, NULL); }
+
+void wt_startf(wt_server *s, const char *fmt, ...)
+{
+    make_dir(s); /* before formatting: an argument may be s->dir */
+    char conf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(conf, sizeof(conf), fmt, ap);
+    va_end(ap);
+    cr_assert(n >= 0 && (size_t)n < sizeof(conf), "config longer than %zu bytes", sizeof(conf));
+    wt_start(s, conf);
+}
 
 int wt_stop(wt_server *s)
 {
@@ -430,21 +443,6 @@ int wt_run(char **out, const char *const *args, const char *const *extra_env)
         *out = strdup("");
     unlink(path);
     return status;
-}
-
-int wt_thread_count(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    int n = -1;
-    while (fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "Threads: %d", &n) == 1)
-            break;
-    fclose(f);
-    return n;
 }
 
 void wt_finish(wt_server *s)

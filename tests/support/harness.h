@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "confs.h"
+
 typedef struct wt_server {
     pid_t pid;
     int port;
@@ -24,17 +26,6 @@ typedef struct wt_resp {
     char headers[8192]; /* raw response headers */
 } wt_resp;
 
-/** The persons plugin's four routes under "/" p with dispatch p; `last` follows the last one ("," or ""). */
-#define WT_PERSON_ROUTES(p, last)                                                                           \
-    "  { path = \"/" p "/persons\"; methods = [\"GET\", \"POST\"]; plugin = \"persons\"; dispatch = \"" p \
-    "\"; },\n"                                                                                              \
-    "  { path = \"/" p "/persons/{id}\"; methods = [\"GET\", \"DELETE\"]; plugin = \"persons\"; "           \
-    "dispatch = \"" p "\"; },\n"                                                                            \
-    "  { path = \"/" p "/persons/name/{name}\"; methods = [\"GET\"]; plugin = \"persons\"; dispatch = \""   \
-    p "\"; },\n"                                                                                            \
-    "  { path = \"/" p "/persons/age-greater-than/{age}\"; methods = [\"GET\"]; plugin = \"persons\"; "     \
-    "dispatch = \"" p "\"; }" last "\n"
-
 /** A growing buffer, NUL-terminated, for libcurl's CURLOPT_WRITEFUNCTION = wt_curl_sink. */
 typedef struct wt_buf {
     char *data;
@@ -47,6 +38,12 @@ void wt_write_conf(wt_server *s, const char *conf);
 /** Starts weft on the config; waits for its "listening on" line. Fails the test on error. */
 void wt_start(wt_server *s, const char *conf);
 void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env);
+/**
+ * wt_start on a printf-formatted config. The server's directory exists
+ * before `fmt` is formatted, so an argument may be s->dir itself (for an
+ * access log or a token file in it).
+ */
+void wt_startf(wt_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** SIGTERM, then waits; returns the exit status (or 128+signal). */
 int wt_stop(wt_server *s);
 /**
@@ -144,8 +141,6 @@ extern wt_policy wt_policies[3];
 /** For ParameterizedTestParameters (include <criterion/parameterized.h>). */
 #define wt_policy_params() cr_make_param_array(wt_policy, wt_policies, 3)
 
-/** Number of threads of a process (from /proc). */
-int wt_thread_count(pid_t pid);
 
 /** The value of one exact series ("name{labels}") in GET /metrics; -1 if absent. */
 /**
@@ -155,5 +150,23 @@ int wt_thread_count(pid_t pid);
 double wt_await_metric(const wt_server *s, const char *key, int at_least, double want, double limit_ms);
 /** Opens a connection and sends "GET path HTTP/1.1" on it, unread; returns the fd. */
 int wt_send_get(const wt_server *s, const char *path);
+
+/* ---- support/observe.c ---- */
+/** Number of threads of a process (from /proc). */
+int wt_thread_count(pid_t pid);
+/** Resident memory of a process in KiB (from /proc); -1 if unknown. */
+long wt_rss_kib(pid_t pid);
+/** Open descriptors of a process (from /proc). */
+int wt_fd_count(pid_t pid);
+/** User + system CPU seconds a process has used (from /proc). */
+double wt_cpu_seconds(pid_t pid);
+/**
+ * Requests the server has dispatched: answered (the series `answered_key`,
+ * e.g. weft_requests_total{route=...,code="2xx"}) plus in flight. Never more
+ * than the truth, so "all N dispatched" holds once it reads N.
+ */
+double wt_dispatched(const wt_server *s, const char *answered_key);
+/** Polls wt_dispatched until it reaches `n`; fails the test after limit_ms. */
+void wt_wait_dispatched(const wt_server *s, const char *answered_key, double n, double limit_ms);
 
 #endif

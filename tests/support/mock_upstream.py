@@ -84,6 +84,7 @@ class Handler(BaseHTTPRequestHandler):
                 with lock:
                     return self.send(200, json.dumps(counts).encode())
             if head == "delay":
+                # the scenario: a slow upstream (weft's deadline or the client's timeout decides)
                 time.sleep(int(parts[1]) / 1000.0)
                 parts = parts[2:]
             elif head == "hang":

@@ -31,15 +31,19 @@ import websockets
 async def connect(url, n):
     clients = await asyncio.gather(*[websockets.connect(url, max_size=None, ping_interval=None,
                                                         open_timeout=60) for _ in range(n)])
-    # The room knows a client once its handler has joined: wait for all.
+    # The room knows a client once its handler has joined: wait for all, on
+    # the server's own count (the sleep is the poll interval; 60 s bound).
+    deadline = asyncio.get_running_loop().time() + 60
     while True:
         await clients[0].send("/who")
         while True:
-            msg = await clients[0].recv()
+            msg = await asyncio.wait_for(clients[0].recv(), 30)
             if msg.startswith("who "):
                 break
         if int(msg[4:]) >= n:
             return clients
+        if asyncio.get_running_loop().time() > deadline:
+            raise SystemExit("only %s of %d clients joined the room within 60 s" % (msg[4:], n))
         await asyncio.sleep(0.05)
 
 
