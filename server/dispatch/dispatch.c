@@ -224,14 +224,61 @@ static void run_pool(weft_req *r)
     weft_req_complete(r);
 }
 
+/* ---- a reactive start after h2o's read (weft_dispatch_start_multiplexed) ---- */
+
+typedef struct start_later {
+    h2o_timeout_entry_t entry;
+    weft_req *r;
+} start_later;
+
+static void on_start_later(h2o_timeout_entry_t *e)
+{
+    weft_req *r = H2O_STRUCT_FROM_MEMBER(start_later, entry, e)->r;
+    if (r->hreq == NULL) {
+        /* Reset while it waited: http/ freed the h2o request and scheduled
+         * the cancellation for later; it is done now, before any work. */
+        weft_dispatch_cancel(r, WEFT_CANCEL_CLIENT);
+        return;
+    }
+    r->start_later = NULL;
+    weft_dispatch_start(r);
+}
+
+/* 1 when `r` had not started yet: it never will. */
+static int drop_start_later(weft_req *r)
+{
+    start_later *sl = r->start_later;
+    if (sl == NULL)
+        return 0;
+    if (h2o_timeout_is_linked(&sl->entry))
+        h2o_timeout_unlink(&sl->entry);
+    r->start_later = NULL;
+    return 1;
+}
+
+void weft_dispatch_start_multiplexed(weft_req *r)
+{
+    start_later *sl;
+    if (r->route->cfg->dispatch != WEFT_DISPATCH_REACTIVE || (sl = weft_req_alloc(r, sizeof(*sl))) == NULL) {
+        weft_dispatch_start(r);
+        return;
+    }
+    /* The context's zero timeout runs after the loop has handled every
+     * socket it polled, reads included: by then h2o has parsed the resets. */
+    *sl = (start_later){.entry = {.cb = on_start_later}, .r = r};
+    r->start_later = sl;
+    h2o_timeout_link(r->loop->ctx.loop, &r->loop->ctx.zero_timeout, &sl->entry);
+}
+
 void weft_dispatch_cancel(weft_req *r, int reason)
 {
     slice s;
     /* In a slice: a wait's cancel() may resume handler code that finishes
      * the request, which must then complete only once this returns. */
     slice_begin(r, &s);
-    if (weft_req_cancel(r, reason) && r->job != NULL && weft_workpool_cancel(r->route->pool, r->job) == 0)
-        finish(r, WEFT_CANCELLED); /* never ran: no worker will post it back */
+    if (weft_req_cancel(r, reason) &&
+        (drop_start_later(r) || (r->job != NULL && weft_workpool_cancel(r->route->pool, r->job) == 0)))
+        finish(r, WEFT_CANCELLED); /* never ran: nothing else will finish it */
     slice_end(r, &s);
 }
 

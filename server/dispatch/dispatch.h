@@ -26,6 +26,14 @@ extern __thread weft_req *weft_dispatch_running;
 
 /** Starts the route's handler for `r` (loop thread). */
 void weft_dispatch_start(weft_req *r);
+/**
+ * The same for a request on a multiplexed (HTTP/2) connection: a reactive
+ * handler starts once h2o has handled everything it read, so a stream the
+ * client reset in the same packets (Rapid Reset) is cancelled before any of
+ * its work runs. Other policies start as weft_dispatch_start does: their
+ * handlers already start later than the reset can be read.
+ */
+void weft_dispatch_start_multiplexed(weft_req *r);
 /** Resumes `r`'s suspended coroutine (loop thread). */
 void weft_dispatch_resume(weft_req *r);
 /** Runs fn(ctx) for `r` as a timed slice of loop-thread plugin code (loop thread). */

@@ -290,7 +290,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     /* Without memory for the timer the route serves without its deadline. */
     if (route->cfg->timeout_ms > 0)
         (void)weft_timers_add(L->timers, &r->deadline, (uint64_t)route->cfg->timeout_ms, on_deadline);
-    weft_dispatch_start(r);
+    if (req->version >= 0x200)
+        weft_dispatch_start_multiplexed(r);
+    else
+        weft_dispatch_start(r);
     if (link->wr != NULL) /* still being handled */
         h1_watch(link);
     return 0;

@@ -81,6 +81,7 @@ struct weft_req {
     uint64_t start_ns;     /* for latency and the blocking detector */
     weft_timer timer;      /* sleep under coroutine */
     void *done_msg;        /* reactive: preallocated completion message (dispatch/) */
+    void *start_later;     /* reactive over HTTP/2: its start, pending until h2o read all (dispatch/) */
     void (*on_complete)(weft_req *r); /* set by whoever dispatched it (http/) */
     weft_timer resume_timer; /* a resume requested from inside another coroutine */
     struct weft_tx *tx;    /* open database transaction (db_tx.c) */
