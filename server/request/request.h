@@ -103,6 +103,7 @@ struct weft_req {
     /* cancellation (request/cancel.h) */
     atomic_int cancelled;        /* WEFT_CANCEL_*; read by any thread */
     struct weft_wait *waits;     /* loop-side waits cancellation can end; loop thread */
+    atomic_int cancel_sync;      /* cancel_mu and cancel_cv are set up (a worker blocked) */
     pthread_mutex_t cancel_mu;   /* guards worker_wake against the loop's cancel */
     pthread_cond_t cancel_cv;    /* a worker's cancellable sleep */
     void (*worker_wake)(void *arg);
