@@ -82,16 +82,42 @@ static int format_addr(const struct sockaddr *sa, char *out, size_t size)
     return 0;
 }
 
+static void keep_addr(weft_sockaddr *dst, const struct sockaddr *sa)
+{
+    if (sa != NULL && sa->sa_family == AF_INET)
+        dst->in = *(const struct sockaddr_in *)sa;
+    else if (sa != NULL && sa->sa_family == AF_INET6)
+        dst->in6 = *(const struct sockaddr_in6 *)sa;
+    else
+        dst->sa.sa_family = AF_UNSPEC;
+}
+
 void weft_req_set_addrs(weft_req *r, const void *peer_sa, const void *local_sa)
 {
-    r->peer_port = format_addr(peer_sa, r->peer_addr, sizeof(r->peer_addr));
-    r->local_port = format_addr(local_sa, r->local_addr, sizeof(r->local_addr));
+    keep_addr(&r->peer_sa, peer_sa);
+    keep_addr(&r->local_sa, local_sa);
+    r->addrs_formatted = 0;
+}
+
+/* Only the thread running the handler asks, so the cast is safe (as for the
+ * lazily parsed query). */
+static void format_addrs(const weft_req *cr)
+{
+    weft_req *r = (weft_req *)cr;
+    if (r->addrs_formatted)
+        return;
+    r->addrs_formatted = 1;
+    r->peer_port = format_addr(r->peer_sa.sa.sa_family != AF_UNSPEC ? &r->peer_sa.sa : NULL, r->peer_addr,
+                               sizeof(r->peer_addr));
+    r->local_port = format_addr(r->local_sa.sa.sa_family != AF_UNSPEC ? &r->local_sa.sa : NULL, r->local_addr,
+                                sizeof(r->local_addr));
 }
 
 /* ---- request ---- */
 
 const char *weft_access_req_peer_addr(const weft_req *r, int *port)
 {
+    format_addrs(r);
     if (port != NULL)
         *port = r->peer_port;
     return r->peer_addr;
@@ -99,6 +125,7 @@ const char *weft_access_req_peer_addr(const weft_req *r, int *port)
 
 const char *weft_access_req_local_addr(const weft_req *r, int *port)
 {
+    format_addrs(r);
     if (port != NULL)
         *port = r->local_port;
     return r->local_addr;
