@@ -120,13 +120,26 @@ weft_conn *weft_conn_of(h2o_socket_t *sock)
     return sock != NULL && sock->on_close.cb == on_conn_close ? sock->on_close.data : NULL;
 }
 
-void weft_conn_busy(weft_conn *c, int delta)
+/* Every request reports its local address, and asking the kernel is a system
+ * call (h2o caches only the peer's): one per connection is enough. */
+const struct sockaddr *weft_conn_local_addr(weft_conn *c)
+{
+    if (c->local.sa.sa_family == AF_UNSPEC && c->sock != NULL) {
+        struct sockaddr_storage ss;
+        socklen_t len = h2o_socket_getsockname(c->sock, (struct sockaddr *)&ss);
+        if (len > 0 && len <= sizeof(c->local) && (ss.ss_family == AF_INET || ss.ss_family == AF_INET6))
+            memcpy(&c->local, &ss, len);
+    }
+    return c->local.sa.sa_family != AF_UNSPEC ? &c->local.sa : NULL;
+}
+
+void weft_conn_busy(weft_conn *c, int delta, uint64_t now_ns)
 {
     c->busy = (unsigned)((int)c->busy + delta);
     if (c->busy == 0 && c->sock == NULL)
         free(c); /* its socket closed while a request on it ran */
     else if (c->busy == 0)
-        c->idle_since_ns = weft_now_ns();
+        c->idle_since_ns = now_ns;
 }
 
 /* At max_connections, idle connections (no request being handled, none

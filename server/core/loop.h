@@ -80,12 +80,15 @@ typedef struct weft_conn {
     uint64_t idle_since_ns; /* accepted, or its last request completed */
     int peer_counted;       /* counted for limits.max_connections_per_ip: released at close */
     weft_peer_key peer;
+    weft_sockaddr local;    /* getsockname once, at its first request (AF_UNSPEC until then) */
 } weft_conn;
 
 /** The record of an accepted client socket (NULL for any other socket). Loop thread. */
 weft_conn *weft_conn_of(h2o_socket_t *sock);
-/** A request on `c` starts (+1) or completes (-1). Loop thread. */
-void weft_conn_busy(weft_conn *c, int delta);
+/** The local address `c` was accepted on, or NULL (not IPv4/IPv6, or closed before it was asked). Loop thread. */
+const struct sockaddr *weft_conn_local_addr(weft_conn *c);
+/** A request on `c` starts (+1) or completes (-1) at `now_ns` (weft_now_ns(), read by the caller anyway). Loop thread. */
+void weft_conn_busy(weft_conn *c, int delta, uint64_t now_ns);
 
 /** What the loops serve; filled by the process before weft_loops_start(). */
 typedef struct weft_loops_conf {

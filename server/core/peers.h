@@ -10,7 +10,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+
+/** A socket address of the families a client connects over (sa_family AF_UNSPEC: none). */
+typedef union weft_sockaddr {
+    struct sockaddr sa;
+    struct sockaddr_in in;
+    struct sockaddr_in6 in6;
+} weft_sockaddr;
 
 /** A client address: IPv6, or IPv4 as ::ffff:a.b.c.d, so both forms of one IPv4 client count together. */
 typedef struct weft_peer_key {

@@ -284,7 +284,8 @@ void weft_dispatch_cancel(weft_req *r, int reason)
 
 void weft_dispatch_start(weft_req *r)
 {
-    r->start_ns = weft_now_ns();
+    if (r->start_ns == 0) /* unless the caller read the clock already */
+        r->start_ns = weft_now_ns();
     if (r->route->quarantine != NULL) {
         /* Its plugin build crashed the server: the rest serves, this waits
          * for the operator (weft quarantine clear, or another build). */

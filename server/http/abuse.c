@@ -100,10 +100,9 @@ static void close_conn(weft_loop *L, h2o_req_t *req, budget *b, const char *why,
         shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
 }
 
-int weft_abuse_request_start(weft_loop *L, h2o_req_t *req)
+int weft_abuse_request_start(weft_loop *L, h2o_req_t *req, uint64_t now)
 {
     const weft_config *cfg = L->gen->cfg;
-    uint64_t now = weft_now_ns();
     budget *b = find(req->conn->id, 1, now, (uint64_t)cfg->limits.reset_window_ms * 1000000u);
     if (b == NULL)
         return 0;

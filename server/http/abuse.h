@@ -26,8 +26,9 @@ void weft_abuse_attach(void);
 /**
  * A new request on `req`'s connection: 0 to go on, -1 when the connection is
  * being closed for abuse (the caller refuses the request without work).
+ * `now` is weft_now_ns(), read once by the caller for the request.
  */
-int weft_abuse_request_start(struct weft_loop *L, h2o_req_t *req);
+int weft_abuse_request_start(struct weft_loop *L, h2o_req_t *req, uint64_t now);
 /** The request of connection `conn_id` completed (its handler returned). */
 void weft_abuse_request_end(uint64_t conn_id);
 /** `req` was withdrawn before its response was written (a reset stream). */

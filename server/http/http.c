@@ -158,22 +158,24 @@ static void complete(weft_req *r)
             weft_respond_req(link->req, r);
     }
     weft_generation *g = r->route->gen;
+    uint64_t now = weft_now_ns();
     weft_abuse_request_end(r->conn_id);
     if (r->conn != NULL)
-        weft_conn_busy(r->conn, -1);
+        weft_conn_busy(r->conn, -1, now);
     L->inflight--;
     atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
     if (cancelled == WEFT_CANCEL_CLIENT)
         weft_stats_cancelled(L->stats, r->route->stat_slot);
     else if (cancelled != WEFT_CANCEL_DEADLINE) /* a 504 is counted when it is sent */
-        weft_stats_request(L->stats, r->route->stat_slot, r->status, weft_now_ns() - r->start_ns);
+        weft_stats_request(L->stats, r->route->stat_slot, r->status, now - r->start_ns);
     weft_req_free(r);
     weft_generation_release(g);
 }
 
 /* Copy what a handler may read out of h2o's request, because the handler may
  * outlive it or run on another thread. */
-static weft_req *copy_request(h2o_req_t *req, const weft_match *m, weft_route *route, unsigned method_bit)
+static weft_req *copy_request(h2o_req_t *req, const weft_match *m, weft_route *route, unsigned method_bit,
+                              weft_conn *conn)
 {
     weft_req *r = weft_req_new();
     if (r == NULL)
@@ -208,10 +210,13 @@ static weft_req *copy_request(h2o_req_t *req, const weft_match *m, weft_route *r
             goto oom;
         r->params[r->n_params++] = (weft_kv){m->params[i].name, v};
     }
+    /* h2o caches the peer; the local address is cached per connection. */
     struct sockaddr_storage peer, local;
     int has_peer = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&peer) > 0;
-    int has_local = req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&local) > 0;
-    weft_req_set_addrs(r, has_peer ? &peer : NULL, has_local ? &local : NULL);
+    const struct sockaddr *local_sa = conn != NULL ? weft_conn_local_addr(conn) : NULL;
+    if (conn == NULL && req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&local) > 0)
+        local_sa = (struct sockaddr *)&local;
+    weft_req_set_addrs(r, has_peer ? &peer : NULL, local_sa);
     ssize_t id = h2o_find_header_by_str(&req->headers, H2O_STRLIT("x-request-id"), -1);
     if (id >= 0)
         weft_req_set_id(r, req->headers.entries[id].value.base, req->headers.entries[id].value.len);
@@ -259,22 +264,27 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
     weft_route *route = m.route;
-    /* Before anything is copied: a connection past its budget costs nothing more. */
-    if (weft_abuse_request_start(L, req) != 0) {
+    /* Before anything is copied: a connection past its budget costs nothing more.
+     * One clock read serves the budget and the request's latency. */
+    uint64_t now = weft_now_ns();
+    if (weft_abuse_request_start(L, req, now) != 0) {
         weft_respond_text(req, 503, "connection closed: past its abuse budget");
         return 0;
     }
-    weft_req *r = copy_request(req, &m, route, method_bit);
+    weft_conn *conn =
+        weft_conn_of(req->conn->callbacks->get_socket != NULL ? req->conn->callbacks->get_socket(req->conn) : NULL);
+    weft_req *r = copy_request(req, &m, route, method_bit, conn);
     if (r == NULL) {
         weft_abuse_request_end(req->conn->id);
         weft_respond_text(req, 503, "server out of memory");
         return 0;
     }
     r->conn_id = req->conn->id;
+    r->start_ns = now;
     /* Busy while handled: admission never evicts a connection with a request in flight. */
-    r->conn = weft_conn_of(req->conn->callbacks->get_socket != NULL ? req->conn->callbacks->get_socket(req->conn) : NULL);
+    r->conn = conn;
     if (r->conn != NULL)
-        weft_conn_busy(r->conn, +1);
+        weft_conn_busy(r->conn, +1, now);
     weft_req_link *link = h2o_mem_alloc_shared(&req->pool, sizeof(*link), on_link_dispose);
     *link = (weft_req_link){.req = req, .wr = r, .detach = detach_link};
     r->link = link;

@@ -26,6 +26,8 @@ static int id_char(char c)
            c == '.' || c == ':';
 }
 
+#define ID_BLOCK 1024
+
 void weft_req_set_id(weft_req *r, const char *incoming, size_t len)
 {
     int sane = incoming != NULL && len >= 1 && len < sizeof(r->id);
@@ -36,17 +38,30 @@ void weft_req_set_id(weft_req *r, const char *incoming, size_t len)
         r->id[len] = '\0';
         return;
     }
-    /* Unique within the process, and across restarts by the start time. */
+    /* Unique within the process, and across restarts by the start time.
+     * Each thread takes numbers from the shared counter a block at a time:
+     * one atomic add per request was a cache line bouncing between loops. */
     static _Atomic uint64_t counter;
     static _Atomic uint32_t epoch;
+    static _Thread_local uint64_t next, end;
     uint32_t e = atomic_load_explicit(&epoch, memory_order_relaxed);
     if (e == 0) {
         uint32_t fresh = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
         atomic_compare_exchange_strong(&epoch, &e, fresh != 0 ? fresh : 1);
         e = atomic_load(&epoch);
     }
-    uint64_t n = atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed);
-    snprintf(r->id, sizeof(r->id), "%08x%012llx", e, (unsigned long long)(n & 0xffffffffffffull));
+    if (next == end) {
+        next = atomic_fetch_add_explicit(&counter, ID_BLOCK, memory_order_relaxed);
+        end = next + ID_BLOCK;
+    }
+    uint64_t n = next++ & 0xffffffffffffull;
+    /* "%08x%012llx" by hand: snprintf was a visible share of /hello's time. */
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 7; i >= 0; i--, e >>= 4)
+        r->id[i] = hex[e & 15];
+    for (int i = 19; i >= 8; i--, n >>= 4)
+        r->id[i] = hex[n & 15];
+    r->id[20] = '\0';
 }
 
 static int format_addr(const struct sockaddr *sa, char *out, size_t size)
@@ -67,16 +82,42 @@ static int format_addr(const struct sockaddr *sa, char *out, size_t size)
     return 0;
 }
 
+static void keep_addr(weft_sockaddr *dst, const struct sockaddr *sa)
+{
+    if (sa != NULL && sa->sa_family == AF_INET)
+        dst->in = *(const struct sockaddr_in *)sa;
+    else if (sa != NULL && sa->sa_family == AF_INET6)
+        dst->in6 = *(const struct sockaddr_in6 *)sa;
+    else
+        dst->sa.sa_family = AF_UNSPEC;
+}
+
 void weft_req_set_addrs(weft_req *r, const void *peer_sa, const void *local_sa)
 {
-    r->peer_port = format_addr(peer_sa, r->peer_addr, sizeof(r->peer_addr));
-    r->local_port = format_addr(local_sa, r->local_addr, sizeof(r->local_addr));
+    keep_addr(&r->peer_sa, peer_sa);
+    keep_addr(&r->local_sa, local_sa);
+    r->addrs_formatted = 0;
+}
+
+/* Only the thread running the handler asks, so the cast is safe (as for the
+ * lazily parsed query). */
+static void format_addrs(const weft_req *cr)
+{
+    weft_req *r = (weft_req *)cr;
+    if (r->addrs_formatted)
+        return;
+    r->addrs_formatted = 1;
+    r->peer_port = format_addr(r->peer_sa.sa.sa_family != AF_UNSPEC ? &r->peer_sa.sa : NULL, r->peer_addr,
+                               sizeof(r->peer_addr));
+    r->local_port = format_addr(r->local_sa.sa.sa_family != AF_UNSPEC ? &r->local_sa.sa : NULL, r->local_addr,
+                                sizeof(r->local_addr));
 }
 
 /* ---- request ---- */
 
 const char *weft_access_req_peer_addr(const weft_req *r, int *port)
 {
+    format_addrs(r);
     if (port != NULL)
         *port = r->peer_port;
     return r->peer_addr;
@@ -84,6 +125,7 @@ const char *weft_access_req_peer_addr(const weft_req *r, int *port)
 
 const char *weft_access_req_local_addr(const weft_req *r, int *port)
 {
+    format_addrs(r);
     if (port != NULL)
         *port = r->local_port;
     return r->local_addr;

@@ -29,18 +29,34 @@ void weft_req_wait_remove(weft_req *r, weft_wait *w)
     }
 }
 
+/* Only a request a pool worker blocks for needs the mutex and condition
+ * variable; setting them up and tearing them down for every request was a
+ * visible share of a tiny request's time. The worker sets them up the first
+ * time it blocks and then publishes `cancel_sync`; the loop publishes
+ * `cancelled` before it reads `cancel_sync`. Both sequentially consistent:
+ * either the loop sees the worker's state and wakes it under the mutex, or
+ * the worker sees the flag under the mutex and does not wait. */
+static void worker_sync(weft_req *r)
+{
+    if (atomic_load_explicit(&r->cancel_sync, memory_order_relaxed)) /* only this thread writes it */
+        return;
+    pthread_mutex_init(&r->cancel_mu, NULL);
+    weft_cond_init_monotonic(&r->cancel_cv);
+    atomic_store(&r->cancel_sync, 1);
+}
+
 int weft_req_cancel(weft_req *r, int reason)
 {
-    pthread_mutex_lock(&r->cancel_mu);
-    if (weft_req_cancelled(r)) {
+    if (weft_req_cancelled(r))
+        return 0; /* only the loop thread writes the flag */
+    atomic_store(&r->cancelled, reason);
+    if (atomic_load(&r->cancel_sync)) {
+        pthread_mutex_lock(&r->cancel_mu);
+        pthread_cond_broadcast(&r->cancel_cv);
+        if (r->worker_wake != NULL)
+            r->worker_wake(r->worker_wake_arg);
         pthread_mutex_unlock(&r->cancel_mu);
-        return 0;
     }
-    atomic_store_explicit(&r->cancelled, reason, memory_order_release);
-    pthread_cond_broadcast(&r->cancel_cv);
-    if (r->worker_wake != NULL)
-        r->worker_wake(r->worker_wake_arg);
-    pthread_mutex_unlock(&r->cancel_mu);
     /* A cancel() may resume handler code that registers another wait; that
      * one fails at once (the flag is set), so this loop ends. */
     while (r->waits != NULL) {
@@ -53,6 +69,7 @@ int weft_req_cancel(weft_req *r, int reason)
 
 int weft_req_worker_block(weft_req *r, void (*wake)(void *arg), void *arg)
 {
+    worker_sync(r);
     pthread_mutex_lock(&r->cancel_mu);
     int cancelled = weft_req_cancelled(r) != 0;
     if (!cancelled) {
@@ -65,6 +82,7 @@ int weft_req_worker_block(weft_req *r, void (*wake)(void *arg), void *arg)
 
 void weft_req_worker_unblock(weft_req *r)
 {
+    worker_sync(r);
     pthread_mutex_lock(&r->cancel_mu);
     r->worker_wake = NULL;
     r->worker_wake_arg = NULL;
@@ -74,6 +92,7 @@ void weft_req_worker_unblock(weft_req *r)
 int weft_req_worker_sleep(weft_req *r, uint32_t ms)
 {
     struct timespec until = weft_monotonic_after(ms);
+    worker_sync(r);
     pthread_mutex_lock(&r->cancel_mu);
     int rc = 0;
     while (!weft_req_cancelled(r) && rc != ETIMEDOUT)
@@ -85,12 +104,14 @@ int weft_req_worker_sleep(weft_req *r, uint32_t ms)
 
 void weft_req_cancel_init(weft_req *r)
 {
-    pthread_mutex_init(&r->cancel_mu, NULL);
-    weft_cond_init_monotonic(&r->cancel_cv);
+    atomic_init(&r->cancel_sync, 0); /* set up by the first worker that blocks */
 }
 
 void weft_req_cancel_destroy(weft_req *r)
 {
-    pthread_cond_destroy(&r->cancel_cv);
-    pthread_mutex_destroy(&r->cancel_mu);
+    /* The worker is done (its completion reached the loop): no race left. */
+    if (atomic_load_explicit(&r->cancel_sync, memory_order_relaxed)) {
+        pthread_cond_destroy(&r->cancel_cv);
+        pthread_mutex_destroy(&r->cancel_mu);
+    }
 }

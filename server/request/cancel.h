@@ -62,7 +62,8 @@ void weft_req_worker_unblock(weft_req *r);
 /** Worker side: sleeps `ms`, or less when cancelled (then WEFT_CANCELLED). */
 int weft_req_worker_sleep(weft_req *r, uint32_t ms);
 
-/** Sets up / tears down the cancellation state of a new / freed request. */
+/** Sets up / tears down the cancellation state of a new / freed request (the worker-side mutex and
+ *  condition variable are set up only when a worker first blocks). */
 void weft_req_cancel_init(weft_req *r);
 void weft_req_cancel_destroy(weft_req *r);
 

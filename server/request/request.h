@@ -19,6 +19,7 @@
 
 #include "config/router.h"
 #include "base/timer.h"
+#include "core/peers.h"
 
 struct weft_route;
 struct weft_loop;
@@ -85,9 +86,12 @@ struct weft_req {
     void (*on_complete)(weft_req *r); /* set by whoever dispatched it (http/) */
     weft_timer resume_timer; /* a resume requested from inside another coroutine */
     struct weft_tx *tx;    /* open database transaction (db_tx.c) */
-    /* where it came from (access.c) */
+    /* where it came from (access.c): copied raw, formatted when first asked
+     * (most handlers never ask, and formatting costs more than the copy) */
+    weft_sockaddr peer_sa, local_sa;
     char peer_addr[46], local_addr[46];
     int peer_port, local_port;
+    int addrs_formatted;
     char id[65];
     /* streamed response (stream.c) */
     int streamed;                            /* the head went out; the body follows in flushes */
@@ -103,6 +107,7 @@ struct weft_req {
     /* cancellation (request/cancel.h) */
     atomic_int cancelled;        /* WEFT_CANCEL_*; read by any thread */
     struct weft_wait *waits;     /* loop-side waits cancellation can end; loop thread */
+    atomic_int cancel_sync;      /* cancel_mu and cancel_cv are set up (a worker blocked) */
     pthread_mutex_t cancel_mu;   /* guards worker_wake against the loop's cancel */
     pthread_cond_t cancel_cv;    /* a worker's cancellable sleep */
     void (*worker_wake)(void *arg);
@@ -150,7 +155,7 @@ const char *weft_req_res_header(const weft_req *r, const char *name);
 void weft_req_parse_query(weft_req *r);
 /** Takes the client's X-Request-Id when it has a sane shape, else makes one up (access.c). */
 void weft_req_set_id(weft_req *r, const char *incoming, size_t len);
-/** Fills peer/local address text from socket addresses (either may be NULL). */
+/** Keeps the peer/local socket addresses (either may be NULL) for the accessors below. */
 void weft_req_set_addrs(weft_req *r, const void *peer_sa, const void *local_sa);
 
 /* The ABI 1.1 request access and response helpers (access.c). */
