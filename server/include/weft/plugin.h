@@ -242,7 +242,10 @@ typedef struct weft_host {
     /** Append bytes to the response body. */
     int (*res_write)(weft_req *req, const void *data, size_t len);
     int (*res_printf)(weft_req *req, const char *fmt, ...) WEFT_PRINTF(2, 3);
-    /** Replace the response with `status` and a plain-text `message`. */
+    /**
+     * Replace the response with `status` and a plain-text `message`. Headers
+     * set before are dropped with the body: add Retry-After and the like after.
+     */
     int (*res_error)(weft_req *req, int status, const char *message);
     /**
      * Reactive handlers: the response is complete (after returning WEFT_AGAIN).
@@ -357,7 +360,8 @@ typedef struct weft_host {
     /**
      * Replaces the response with `status` and {"error": message, "status":
      * status} as application/json (the message is escaped by the host;
-     * invalid UTF-8 becomes U+FFFD).
+     * invalid UTF-8 becomes U+FFFD). Headers set before are dropped, as by
+     * res_error.
      */
     int (*res_error_json)(weft_req *req, int status, const char *message);
     /**
