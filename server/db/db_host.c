@@ -160,8 +160,10 @@ static int worker_query(weft_req *r, const char *sql, int n, const char *const *
 int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
     *res = NULL;
-    if (weft_req_cancelled(r))
+    if (weft_req_cancelled(r)) {
+        weft_tx_cancelled(r); /* a worker's open transaction ends now */
         return WEFT_CANCELLED;
+    }
     if (no_database(r))
         return WEFT_UNAVAILABLE;
     switch (r->exec) {
@@ -179,8 +181,8 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
         }
         PGresult *pg = NULL;
         pg_busy busy = {.r = r};
-        int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg)
-                               : weft_dbpool_query(r->route->dbpool, sql, n, params, &pg, on_pg_busy, &busy);
+        int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg, on_pg_busy, &busy)
+                               : weft_dbpool_query(r->route->dbpool, r, sql, n, params, &pg, on_pg_busy, &busy);
         if (weft_req_cancelled(r) && rc != WEFT_OK) {
             PQclear(pg);
             return WEFT_CANCELLED;
@@ -195,7 +197,8 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
         /* `w` lives on the coroutine's stack, which stays put while it waits. */
         co_wait w = {.r = r};
         /* A transaction's statement is not abandoned (its session must stay in
-         * step): it ends within the statement timeout. */
+         * step): the transaction's own wait cancels it with PQcancel and
+         * rolls back (db_tx.c); its result, an error, comes soon after. */
         if (r->tx != NULL)
             weft_tx_query_loop(r, sql, n, params, on_co_result, &w);
         else
@@ -205,6 +208,10 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
             if (w.q != NULL)
                 weft_req_wait_add(r, &w.wait, cancel_co_query);
             weft_coro_yield();
+        }
+        if (w.rc != WEFT_OK && weft_req_cancelled(r)) {
+            PQclear(w.res);
+            return WEFT_CANCELLED;
         }
         *res = (weft_result *)w.res;
         return w.rc;
@@ -229,6 +236,11 @@ typedef struct async_wait {
 static void run_async_cb(void *ctx)
 {
     async_wait *a = ctx;
+    if (a->rc != WEFT_OK && a->rc != WEFT_CANCELLED && weft_req_cancelled(a->r)) {
+        PQclear(a->res); /* e.g. a transaction's statement cancelled on the server */
+        a->res = NULL;
+        a->rc = WEFT_CANCELLED;
+    }
     a->cb(a->r, a->arg, a->rc, (weft_result *)a->res);
 }
 
