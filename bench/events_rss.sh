@@ -48,6 +48,7 @@ if [[ ! -x $BUILD/server/weft ]]; then
 fi
 BUILD_TYPE=$(awk -F= '/^CMAKE_BUILD_TYPE:/ { print $2 }' "$BUILD/CMakeCache.txt")
 
+port=
 free_port port
 cat >"$TMP/weft.conf" <<EOF
 threads = $(nproc);
@@ -58,6 +59,7 @@ log = { level = "warn"; };
 shutdown = { grace_s = 1; };
 routes = ( { path = "/coroutine/events"; plugin = "events"; dispatch = "coroutine"; methods = ["GET"]; } );
 EOF
+# shellcheck disable=SC2046 # one word per variable to unset
 env $(env | awk -F= '/^PG/ {printf "-u %s ", $1}') "$BUILD/server/weft" -c "$TMP/weft.conf" 2>>"$TMP/weft.log" &
 WPID=$!
 PIDS+=("$WPID")

@@ -98,6 +98,7 @@ end
 EOF
 mkdir -p "$TMP/plugins"
 cp "$BUILD"/plugins/*.so "$TMP/plugins/"
+port=
 free_port port
 cat >"$TMP/weft.conf" <<EOF
 threads = $(nproc);
