@@ -118,11 +118,15 @@ typedef struct worker_wait {
     pthread_cond_t cv;
     int done, rc;
     PGresult *res;
+    /* loop thread only */
+    weft_dbq *q;   /* the statement, while it runs */
+    int withdrawn; /* cancelled before the loop sent it */
 } worker_wait;
 
 static void on_worker_result(void *arg, int rc, PGresult *res)
 {
     worker_wait *w = arg;
+    w->q = NULL;
     pthread_mutex_lock(&w->mu);
     w->rc = rc;
     w->res = res;
@@ -134,16 +138,34 @@ static void on_worker_result(void *arg, int rc, PGresult *res)
 static void on_worker_msg(weft_msg *m)
 {
     worker_wait *w = (worker_wait *)m;
-    weft_dbloop *db = loop_db(w->r);
+    weft_dbloop *db = w->withdrawn ? NULL : loop_db(w->r);
     if (db == NULL)
-        on_worker_result(w, WEFT_UNAVAILABLE, NULL);
+        on_worker_result(w, w->withdrawn ? WEFT_CANCELLED : WEFT_UNAVAILABLE, NULL);
     else
-        weft_dbloop_query(db, w->sql, w->n, w->params, on_worker_result, w);
+        w->q = weft_dbloop_query(db, w->sql, w->n, w->params, on_worker_result, w);
+}
+
+/* Loop thread, under the request's cancel mutex (the worker cannot have
+ * unblocked and left meanwhile): the pipelined statement's result is
+ * discarded and the worker answered at once. */
+static void wake_worker_query(void *arg)
+{
+    worker_wait *w = arg;
+    if (w->done)
+        return;
+    if (w->q == NULL) {
+        w->withdrawn = 1; /* still in the loop's message queue */
+        return;
+    }
+    weft_dbloop_abandon(w->q);
+    on_worker_result(w, WEFT_CANCELLED, NULL);
 }
 
 static int worker_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
     worker_wait w = {.r = r, .sql = sql, .n = n, .params = params};
+    if (weft_req_worker_block(r, wake_worker_query, &w) != WEFT_OK)
+        return WEFT_CANCELLED;
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
     weft_loop_post(r->loop, &w.msg, on_worker_msg);
@@ -151,6 +173,7 @@ static int worker_query(weft_req *r, const char *sql, int n, const char *const *
     while (!w.done)
         pthread_cond_wait(&w.cv, &w.mu);
     pthread_mutex_unlock(&w.mu);
+    weft_req_worker_unblock(r);
     pthread_mutex_destroy(&w.mu);
     pthread_cond_destroy(&w.cv);
     *res = (weft_result *)w.res;
@@ -169,8 +192,7 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
         if (r->tx == NULL && r->route->db_cfg->pool_connections == 0) {
-            /* Not cancelled mid-statement (it ends within the statement
-             * timeout), but answered like the blocking path once it does. */
+            /* Cancelled like a coroutine's statement: its result discarded. */
             int rc = worker_query(r, sql, n, params, res);
             if (weft_req_cancelled(r) && rc != WEFT_OK) {
                 weft_db_host_result_free(*res);

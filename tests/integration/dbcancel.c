@@ -151,11 +151,11 @@ Test(dbcancel, pool_borrow_wait_ends_on_cancel, .timeout = 120)
     static const wt_policy pool = {"pool"};
     start(&s, &pool, "pool_connections = 1;",
           ",\n  { path = \"/slow\"; plugin = \"dbping\"; dispatch = \"pool\";"
-          " options = { sql = \"SELECT pg_sleep($1::float8)::text\"; }; }");
+          " options = { sql = \"SELECT pg_sleep($1::float8)::text AS borrowed\"; }; }");
     int holder = wt_send_get(&s, "/slow?n=60");
     /* Running on the server, not only borrowed: the one statement that may run. */
     cr_assert_eq(await_count("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE "
-                             "'SELECT pg_sleep(%'", /* no $ here: psql runs through a shell */
+                             "'SELECT pg_sleep(% AS borrowed'", /* no $ here: psql runs through a shell */
                              1, 20000),
                  1, "the holder's statement never ran");
     int waiter = wt_send_get(&s, "/slow?n=0");
@@ -206,5 +206,28 @@ ParameterizedTest(wt_policy *p, dbcancel, a_full_transaction_set_answers_503_aft
     close(holder);
     wt_await_metric(&s, "weft_db_transactions_open", 0, 0, 5000);
     get_ok_soon(&s, next, 5000);
+    wt_finish(&s);
+}
+
+/* A pool worker's single statement over the loop's pipelined connections
+ * (pool_connections = 0, the default): when its client leaves, the worker
+ * is answered WEFT_CANCELLED at once and the statement's result discarded,
+ * instead of the worker waiting for the statement to end. */
+Test(dbcancel, pool_worker_on_the_pipeline_is_freed_on_cancel, .timeout = 120)
+{
+    wt_server s = {0};
+    static const wt_policy pool = {"pool"};
+    start(&s, &pool, "pool_connections = 0;",
+          ",\n  { path = \"/slow\"; plugin = \"dbping\"; dispatch = \"pool\";"
+          " options = { sql = \"SELECT pg_sleep($1::float8)::text AS pipelined\"; }; }");
+    int fd = wt_send_get(&s, "/slow?n=5");
+    cr_assert_eq(await_count("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE "
+                             "'SELECT pg_sleep(% AS pipelined'",
+                             1, 20000),
+                 1, "the statement never ran");
+    close(fd);
+    double t_free = wt_await_metric(&s, "weft_inflight_requests", 0, 0, 2500);
+    wt_await_metric(&s, "weft_pool_busy_workers{pool=\"default\"}", 0, 0, 2500);
+    printf("dbcancel: pool worker on the pipeline: freed %.0f ms after its client left (statement 5 s)\n", t_free);
     wt_finish(&s);
 }
