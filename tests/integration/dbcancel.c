@@ -142,22 +142,38 @@ ParameterizedTest(wt_policy *p, dbcancel, deadline_inside_a_lock_wait_rolls_back
     wt_finish(&s);
 }
 
+/* A server with /slow: dbping's pg_sleep($1) under pool, the statement
+ * tagged so the test can find it in pg_stat_activity among its neighbours'. */
+static void start_slow_pool(wt_server *s, const char *db, const char *tag)
+{
+    static const wt_policy pool = {"pool"};
+    char route[256];
+    snprintf(route, sizeof(route),
+             ",\n  { path = \"/slow\"; plugin = \"dbping\"; dispatch = \"pool\";"
+             " options = { sql = \"SELECT pg_sleep($1::float8)::text AS %s\"; }; }",
+             tag);
+    start(s, &pool, db, route);
+}
+
+/* Until the tagged statement runs on the server (not only borrowed or queued). */
+static void await_running(const char *tag)
+{
+    char sql[200]; /* no $ in it: psql runs through a shell */
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(%% AS %s'",
+             tag);
+    cr_assert_eq(await_count(sql, 1, 20000), 1, "the statement never ran");
+}
+
 /* (a) for single statements of pool workers on blocking connections
  * (pool_connections = 1): a worker waiting to borrow the connection is
  * woken when its client leaves and its statement never runs. */
 Test(dbcancel, pool_borrow_wait_ends_on_cancel, .timeout = 120)
 {
     wt_server s = {0};
-    static const wt_policy pool = {"pool"};
-    start(&s, &pool, "pool_connections = 1;",
-          ",\n  { path = \"/slow\"; plugin = \"dbping\"; dispatch = \"pool\";"
-          " options = { sql = \"SELECT pg_sleep($1::float8)::text AS borrowed\"; }; }");
+    start_slow_pool(&s, "pool_connections = 1;", "borrowed");
     int holder = wt_send_get(&s, "/slow?n=60");
-    /* Running on the server, not only borrowed: the one statement that may run. */
-    cr_assert_eq(await_count("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE "
-                             "'SELECT pg_sleep(% AS borrowed'", /* no $ here: psql runs through a shell */
-                             1, 20000),
-                 1, "the holder's statement never ran");
+    await_running("borrowed"); /* the one statement that may run */
     int waiter = wt_send_get(&s, "/slow?n=0");
     wt_await_metric(&s, "weft_db_connection_waiters", 1, 1, 20000);
     close(waiter);
@@ -216,15 +232,9 @@ ParameterizedTest(wt_policy *p, dbcancel, a_full_transaction_set_answers_503_aft
 Test(dbcancel, pool_worker_on_the_pipeline_is_freed_on_cancel, .timeout = 120)
 {
     wt_server s = {0};
-    static const wt_policy pool = {"pool"};
-    start(&s, &pool, "pool_connections = 0;",
-          ",\n  { path = \"/slow\"; plugin = \"dbping\"; dispatch = \"pool\";"
-          " options = { sql = \"SELECT pg_sleep($1::float8)::text AS pipelined\"; }; }");
+    start_slow_pool(&s, "pool_connections = 0;", "pipelined");
     int fd = wt_send_get(&s, "/slow?n=5");
-    cr_assert_eq(await_count("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE "
-                             "'SELECT pg_sleep(% AS pipelined'",
-                             1, 20000),
-                 1, "the statement never ran");
+    await_running("pipelined");
     close(fd);
     double t_free = wt_await_metric(&s, "weft_inflight_requests", 0, 0, 2500);
     wt_await_metric(&s, "weft_pool_busy_workers{pool=\"default\"}", 0, 0, 2500);
