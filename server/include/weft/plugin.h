@@ -311,7 +311,9 @@ typedef struct weft_host {
      * WEFT_ERROR on misuse (one already open, bad level, reactive handler).
      * A statement that fails inside leaves the transaction aborted: roll back.
      * A handler that finishes with a transaction open is a plugin bug: the
-     * host rolls it back and logs it.
+     * host rolls it back and logs it. When the request is withdrawn (client
+     * gone, deadline) the host rolls the transaction back at once and every
+     * later call on it returns WEFT_CANCELLED (db_commit never commits then).
      */
     int (*db_begin)(weft_req *req, int isolation);
     /**
