@@ -58,8 +58,10 @@ void weft_db_metric_tx(int delta);
 /** Requests waiting for a pool connection or a transaction slot. */
 void weft_db_metric_waiting(int delta);
 /**
- * Asks the server to cancel the statement running on `pg` (PQcancel: a short
- * connection of its own, waited for). Logs a failure naming `label`.
+ * Asks the server to cancel the statement running on `pg` (PQcancel) from a
+ * short-lived thread, so the caller (a loop) never waits for the server.
+ * Any thread; `pg` must stay open during the call only. Logs a failure
+ * naming `label`.
  */
 void weft_db_cancel_running(PGconn *pg, const char *label);
 /** Appends the database metrics to a Prometheus exposition. */

@@ -64,19 +64,16 @@ static void cancel_co_query(weft_wait *wt)
 /* A worker's statement on a blocking connection: cancelled server-side. */
 typedef struct pg_busy {
     weft_req *r;
-    PGcancel *cancel;
+    PGconn *pg; /* while the statement runs */
     int blocked;
 } pg_busy;
 
+/* Loop thread, under the request's cancel mutex, so the worker is still in
+ * its statement on `pg`. */
 static void wake_pg(void *arg)
 {
-    /* On the loop thread: PQcancel opens a short connection to the server
-     * and waits for it to take the request; only running statements (at most
-     * one per worker) ever get here. */
     pg_busy *b = arg;
-    char err[256];
-    if (b->cancel != NULL && !PQcancel(b->cancel, err, sizeof(err)))
-        weft_log_error("%s: cancelling a withdrawn request's statement failed: %s", b->r->route->label, err);
+    weft_db_cancel_running(b->pg, b->r->route->label);
 }
 
 static int on_pg_busy(void *ctx, PGconn *pg)
@@ -86,17 +83,12 @@ static int on_pg_busy(void *ctx, PGconn *pg)
         if (b->blocked)
             weft_req_worker_unblock(b->r);
         b->blocked = 0;
-        PQfreeCancel(b->cancel);
-        b->cancel = NULL;
+        b->pg = NULL;
         return 0;
     }
-    b->cancel = PQgetCancel(pg);
+    b->pg = pg;
     b->blocked = weft_req_worker_block(b->r, wake_pg, b) == WEFT_OK;
-    if (b->blocked)
-        return 0;
-    PQfreeCancel(b->cancel);
-    b->cancel = NULL;
-    return -1;
+    return b->blocked ? 0 : -1;
 }
 
 /* A pool worker's statement (with pool_connections = 0, the default), run on
