@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "dispatch/await.h"
 #include "dispatch/coro.h"
 #include "db/db.h"
 #include "db/db_tx.h"
@@ -93,83 +94,66 @@ static int on_pg_busy(void *ctx, PGconn *pg)
 
 /* A pool worker's statement (with pool_connections = 0, the default), run on
  * its request's loop over the loop's pipelined connections while the worker
- * sleeps on its own condition variable. Measured against blocking
+ * sleeps (dispatch/await.h; a cancellation ends the wait at once and the
+ * result is discarded). Measured against blocking
  * connections lent to workers (docs/DATABASE.md, "Pool workers and
  * connections", bench/pool_probe.sh): PostgreSQL's CPU per statement
  * halves and weft's drops, with no hand-off of connections between parked
- * threads. `w` lives on the worker's stack, which
- * stays put until the loop has answered; the loop always answers (result,
- * timeout, or WEFT_CANCELLED when its connections close). */
+ * threads. `w` lives on the worker's stack, which stays put until the loop
+ * has answered; the loop always answers (result, timeout, cancellation, or
+ * WEFT_CANCELLED when its connections close). */
 typedef struct worker_wait {
-    weft_msg msg;
-    weft_req *r;
+    weft_await a; /* first: the await's callbacks get it back as a worker_wait */
     const char *sql;
     int n;
     const char *const *params;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int done, rc;
     PGresult *res;
-    /* loop thread only */
-    weft_dbq *q;   /* the statement, while it runs */
-    int withdrawn; /* cancelled before the loop sent it */
+    weft_dbq *q; /* the statement while it runs (loop thread) */
 } worker_wait;
 
 static void on_worker_result(void *arg, int rc, PGresult *res)
 {
     worker_wait *w = arg;
     w->q = NULL;
-    pthread_mutex_lock(&w->mu);
-    w->rc = rc;
     w->res = res;
-    w->done = 1;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    weft_await_done(&w->a, rc);
 }
 
-static void on_worker_msg(weft_msg *m)
+static void start_worker_query(weft_await *a)
 {
-    worker_wait *w = (worker_wait *)m;
-    weft_dbloop *db = w->withdrawn ? NULL : loop_db(w->r);
-    if (db == NULL)
-        on_worker_result(w, w->withdrawn ? WEFT_CANCELLED : WEFT_UNAVAILABLE, NULL);
-    else
-        w->q = weft_dbloop_query(db, w->sql, w->n, w->params, on_worker_result, w);
-}
-
-/* Loop thread, under the request's cancel mutex (the worker cannot have
- * unblocked and left meanwhile): the pipelined statement's result is
- * discarded and the worker answered at once. */
-static void wake_worker_query(void *arg)
-{
-    worker_wait *w = arg;
-    if (w->done)
-        return;
-    if (w->q == NULL) {
-        w->withdrawn = 1; /* still in the loop's message queue */
+    worker_wait *w = (worker_wait *)a;
+    weft_dbloop *db = loop_db(a->r);
+    if (db == NULL) {
+        weft_await_done(a, WEFT_UNAVAILABLE);
         return;
     }
+    /* NULL: already answered (database down), and the worker may have
+     * returned with `w` on its stack: not one more write to it. */
+    weft_dbq *q = weft_dbloop_query(db, w->sql, w->n, w->params, on_worker_result, w);
+    if (q != NULL)
+        w->q = q;
+}
+
+/* The pipelined statement's result is discarded; the worker is answered at once. */
+static void cancel_worker_query(weft_await *a)
+{
+    worker_wait *w = (worker_wait *)a;
+    if (w->q == NULL)
+        return; /* its result is already on the way to the worker */
     weft_dbloop_abandon(w->q);
-    on_worker_result(w, WEFT_CANCELLED, NULL);
+    w->q = NULL;
+    weft_await_done(a, WEFT_CANCELLED);
 }
 
 static int worker_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
-    worker_wait w = {.r = r, .sql = sql, .n = n, .params = params};
-    if (weft_req_worker_block(r, wake_worker_query, &w) != WEFT_OK)
-        return WEFT_CANCELLED;
-    pthread_mutex_init(&w.mu, NULL);
-    pthread_cond_init(&w.cv, NULL);
-    weft_loop_post(r->loop, &w.msg, on_worker_msg);
-    pthread_mutex_lock(&w.mu);
-    while (!w.done)
-        pthread_cond_wait(&w.cv, &w.mu);
-    pthread_mutex_unlock(&w.mu);
-    weft_req_worker_unblock(r);
-    pthread_mutex_destroy(&w.mu);
-    pthread_cond_destroy(&w.cv);
+    worker_wait w = {.a = {.r = r, .start = start_worker_query, .cancel = cancel_worker_query},
+                     .sql = sql,
+                     .n = n,
+                     .params = params};
+    int rc = weft_await_block(&w.a);
     *res = (weft_result *)w.res;
-    return w.rc;
+    return rc;
 }
 
 int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
