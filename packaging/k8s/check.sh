@@ -101,6 +101,8 @@ METRICS = {
     "weft_blocked_handler_total": ("counter", set()),
     "weft_db_connections_open": ("gauge", set()),
     "weft_db_connections_busy": ("gauge", set()),
+    "weft_db_transactions_open": ("gauge", set()),
+    "weft_db_connection_waiters": ("gauge", set()),
     "weft_db_reconnects_total": ("counter", set()),
     "weft_db_query_duration_seconds": ("histogram", set()),
     "weft_generation": ("gauge", set()),

@@ -53,6 +53,17 @@ void weft_db_metric_open(int delta);
 void weft_db_metric_busy(int delta);
 void weft_db_metric_reconnect(void);
 void weft_db_metric_query(uint64_t elapsed_ns);
+/** Connections held by transactions (pool workers' and the loops' sessions). */
+void weft_db_metric_tx(int delta);
+/** Requests waiting for a pool connection or a transaction slot. */
+void weft_db_metric_waiting(int delta);
+/**
+ * Asks the server to cancel the statement running on `pg` (PQcancel) from a
+ * short-lived thread, so the caller (a loop) never waits for the server.
+ * Any thread; `pg` must stay open during the call only. Logs a failure
+ * naming `label`.
+ */
+void weft_db_cancel_running(PGconn *pg, const char *label);
 /** Appends the database metrics to a Prometheus exposition. */
 void weft_db_metrics_render(FILE *f);
 
@@ -64,21 +75,26 @@ typedef struct weft_dbpool weft_dbpool;
 weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg);
 void weft_dbpool_free(weft_dbpool *p);
 /**
- * Runs a statement on a borrowed connection. When `busy` is given it is
- * called with the connection before the statement is sent (a non-zero return
- * withdraws it: WEFT_CANCELLED) and with NULL once it is over, so that a
- * cancellation can PQcancel it meanwhile.
+ * Runs a statement on a borrowed connection. While it waits for one (every
+ * connection busy) a cancellation of `r` (NULL: none) ends the wait with
+ * WEFT_CANCELLED. When `busy` is given it is called with the connection
+ * before the statement is sent (a non-zero return withdraws it:
+ * WEFT_CANCELLED) and with NULL once it is over, so that a cancellation can
+ * PQcancel it meanwhile.
  */
-int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res,
+int weft_dbpool_query(weft_dbpool *p, weft_req *r, const char *sql, int n, const char *const *params, PGresult **res,
                       int (*busy)(void *ctx, PGconn *pg), void *ctx);
 
 /* Transactions of pool workers: a connection held until unhold. */
 typedef struct weft_dbpool_tx weft_dbpool_tx;
-/** Waits up to tx_wait_ms for a transaction slot and a connection; NULL with *rc on failure. */
-weft_dbpool_tx *weft_dbpool_hold(weft_dbpool *p, int *rc);
-/** A statement on the held connection; fails fast once the connection broke. */
+/**
+ * Waits up to tx_wait_ms for a transaction slot and a connection; NULL with
+ * *rc on failure (WEFT_UNAVAILABLE; WEFT_CANCELLED once `r` is withdrawn).
+ */
+weft_dbpool_tx *weft_dbpool_hold(weft_dbpool *p, weft_req *r, int *rc);
+/** A statement on the held connection (`busy` as for weft_dbpool_query); fails fast once the connection broke. */
 int weft_dbpool_tx_query(weft_dbpool *p, weft_dbpool_tx *t, const char *sql, int n, const char *const *params,
-                         PGresult **res);
+                         PGresult **res, int (*busy)(void *ctx, PGconn *pg), void *ctx);
 /** Gives the connection back (closed if it broke or is still inside a transaction) and the slot. */
 void weft_dbpool_unhold(weft_dbpool *p, weft_dbpool_tx *t);
 
@@ -105,6 +121,8 @@ weft_dbq *weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *
 /** The caller no longer wants the result: `cb` will not run, the result is discarded. */
 void weft_dbloop_abandon(weft_dbq *q);
 size_t weft_dbloop_inflight(const weft_dbloop *d);
+/** The first connection while it is up (a transaction session has one), else NULL. */
+PGconn *weft_dbloop_pg(const weft_dbloop *d);
 /** Counts sessions opened: a change means a connection was re-established. */
 uint64_t weft_dbloop_epoch(const weft_dbloop *d);
 /** True when at least one connection is up. */

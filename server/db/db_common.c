@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,13 +91,15 @@ uint64_t weft_db_backoff_next(uint64_t current_ms)
 }
 
 static struct {
-    atomic_int_fast64_t open, busy;
+    atomic_int_fast64_t open, busy, tx, waiting;
     atomic_uint_fast64_t reconnects, count, sum_ns;
     atomic_uint_fast64_t bucket[WEFT_HIST_BUCKETS];
 } m;
 
 void weft_db_metric_open(int delta) { atomic_fetch_add_explicit(&m.open, delta, memory_order_relaxed); }
 void weft_db_metric_busy(int delta) { atomic_fetch_add_explicit(&m.busy, delta, memory_order_relaxed); }
+void weft_db_metric_tx(int delta) { atomic_fetch_add_explicit(&m.tx, delta, memory_order_relaxed); }
+void weft_db_metric_waiting(int delta) { atomic_fetch_add_explicit(&m.waiting, delta, memory_order_relaxed); }
 void weft_db_metric_reconnect(void) { atomic_fetch_add_explicit(&m.reconnects, 1, memory_order_relaxed); }
 
 void weft_db_metric_query(uint64_t elapsed_ns)
@@ -114,6 +117,12 @@ void weft_db_metrics_render(FILE *f)
     fprintf(f, "weft_db_connections_open %lld\n", (long long)atomic_load(&m.open));
     weft_stats_write_header(f, "weft_db_connections_busy", "gauge", "Database connections running statements.");
     fprintf(f, "weft_db_connections_busy %lld\n", (long long)atomic_load(&m.busy));
+    weft_stats_write_header(f, "weft_db_transactions_open", "gauge",
+                            "Connections held by open transactions (including their rollback after a cancellation).");
+    fprintf(f, "weft_db_transactions_open %lld\n", (long long)atomic_load(&m.tx));
+    weft_stats_write_header(f, "weft_db_connection_waiters", "gauge",
+                            "Requests waiting for a pool connection or a transaction connection.");
+    fprintf(f, "weft_db_connection_waiters %lld\n", (long long)atomic_load(&m.waiting));
     weft_stats_write_header(f, "weft_db_reconnects_total", "counter", "Connections re-established after a failure.");
     fprintf(f, "weft_db_reconnects_total %llu\n", (unsigned long long)atomic_load(&m.reconnects));
     weft_stats_write_header(f, "weft_db_query_duration_seconds", "histogram", "Statement latency as seen by weft.");
@@ -130,4 +139,49 @@ int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b)
            a->loop_connections == b->loop_connections && a->statement_timeout_ms == b->statement_timeout_ms &&
            a->connect_timeout_s == b->connect_timeout_s && a->tx_connections == b->tx_connections &&
            a->tx_wait_ms == b->tx_wait_ms;
+}
+
+typedef struct cancel_job {
+    PGcancel *cancel;
+    char label[256];
+} cancel_job;
+
+static void cancel_now(cancel_job *j)
+{
+    char err[256];
+    if (!PQcancel(j->cancel, err, sizeof(err))) {
+        err[strcspn(err, "\n")] = '\0';
+        weft_log_error("%s: cancelling a withdrawn request's statement failed: %s", j->label, err);
+    }
+    PQfreeCancel(j->cancel);
+    free(j);
+}
+
+static void *cancel_thread(void *arg)
+{
+    cancel_now(arg);
+    return NULL;
+}
+
+/* PQcancel connects to the server and waits for it to take the request:
+ * a round trip or more, and a TCP connect timeout to a server that stopped
+ * answering. Never on a loop thread: a short-lived thread of its own. */
+void weft_db_cancel_running(PGconn *pg, const char *label)
+{
+    PGcancel *c = pg != NULL ? PQgetCancel(pg) : NULL;
+    cancel_job *j = c != NULL ? malloc(sizeof(*j)) : NULL;
+    if (j == NULL) {
+        if (c != NULL)
+            PQfreeCancel(c);
+        return; /* out of memory: the statement ends within its timeout */
+    }
+    j->cancel = c;
+    snprintf(j->label, sizeof(j->label), "%s", label);
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &a, cancel_thread, j) != 0)
+        cancel_now(j);
+    pthread_attr_destroy(&a);
 }

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "dispatch/await.h"
 #include "dispatch/coro.h"
 #include "db/db.h"
 #include "db/db_tx.h"
@@ -64,19 +65,16 @@ static void cancel_co_query(weft_wait *wt)
 /* A worker's statement on a blocking connection: cancelled server-side. */
 typedef struct pg_busy {
     weft_req *r;
-    PGcancel *cancel;
+    PGconn *pg; /* while the statement runs */
     int blocked;
 } pg_busy;
 
+/* Loop thread, under the request's cancel mutex, so the worker is still in
+ * its statement on `pg`. */
 static void wake_pg(void *arg)
 {
-    /* On the loop thread: PQcancel opens a short connection to the server
-     * and waits for it to take the request; only running statements (at most
-     * one per worker) ever get here. */
     pg_busy *b = arg;
-    char err[256];
-    if (b->cancel != NULL && !PQcancel(b->cancel, err, sizeof(err)))
-        weft_log_error("%s: cancelling a withdrawn request's statement failed: %s", b->r->route->label, err);
+    weft_db_cancel_running(b->pg, b->r->route->label);
 }
 
 static int on_pg_busy(void *ctx, PGconn *pg)
@@ -86,89 +84,91 @@ static int on_pg_busy(void *ctx, PGconn *pg)
         if (b->blocked)
             weft_req_worker_unblock(b->r);
         b->blocked = 0;
-        PQfreeCancel(b->cancel);
-        b->cancel = NULL;
+        b->pg = NULL;
         return 0;
     }
-    b->cancel = PQgetCancel(pg);
+    b->pg = pg;
     b->blocked = weft_req_worker_block(b->r, wake_pg, b) == WEFT_OK;
-    if (b->blocked)
-        return 0;
-    PQfreeCancel(b->cancel);
-    b->cancel = NULL;
-    return -1;
+    return b->blocked ? 0 : -1;
 }
 
 /* A pool worker's statement (with pool_connections = 0, the default), run on
  * its request's loop over the loop's pipelined connections while the worker
- * sleeps on its own condition variable. Measured against blocking
+ * sleeps (dispatch/await.h; a cancellation ends the wait at once and the
+ * result is discarded). Measured against blocking
  * connections lent to workers (docs/DATABASE.md, "Pool workers and
  * connections", bench/pool_probe.sh): PostgreSQL's CPU per statement
  * halves and weft's drops, with no hand-off of connections between parked
- * threads. `w` lives on the worker's stack, which
- * stays put until the loop has answered; the loop always answers (result,
- * timeout, or WEFT_CANCELLED when its connections close). */
+ * threads. `w` lives on the worker's stack, which stays put until the loop
+ * has answered; the loop always answers (result, timeout, cancellation, or
+ * WEFT_CANCELLED when its connections close). */
 typedef struct worker_wait {
-    weft_msg msg;
-    weft_req *r;
+    weft_await a; /* first: the await's callbacks get it back as a worker_wait */
     const char *sql;
     int n;
     const char *const *params;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int done, rc;
     PGresult *res;
+    weft_dbq *q; /* the statement while it runs (loop thread) */
 } worker_wait;
 
 static void on_worker_result(void *arg, int rc, PGresult *res)
 {
     worker_wait *w = arg;
-    pthread_mutex_lock(&w->mu);
-    w->rc = rc;
+    w->q = NULL;
     w->res = res;
-    w->done = 1;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    weft_await_done(&w->a, rc);
 }
 
-static void on_worker_msg(weft_msg *m)
+static void start_worker_query(weft_await *a)
 {
-    worker_wait *w = (worker_wait *)m;
-    weft_dbloop *db = loop_db(w->r);
-    if (db == NULL)
-        on_worker_result(w, WEFT_UNAVAILABLE, NULL);
-    else
-        weft_dbloop_query(db, w->sql, w->n, w->params, on_worker_result, w);
+    worker_wait *w = (worker_wait *)a;
+    weft_dbloop *db = loop_db(a->r);
+    if (db == NULL) {
+        weft_await_done(a, WEFT_UNAVAILABLE);
+        return;
+    }
+    /* NULL: already answered (database down), and the worker may have
+     * returned with `w` on its stack: not one more write to it. */
+    weft_dbq *q = weft_dbloop_query(db, w->sql, w->n, w->params, on_worker_result, w);
+    if (q != NULL)
+        w->q = q;
+}
+
+/* The pipelined statement's result is discarded; the worker is answered at once. */
+static void cancel_worker_query(weft_await *a)
+{
+    worker_wait *w = (worker_wait *)a;
+    if (w->q == NULL)
+        return; /* its result is already on the way to the worker */
+    weft_dbloop_abandon(w->q);
+    w->q = NULL;
+    weft_await_done(a, WEFT_CANCELLED);
 }
 
 static int worker_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
-    worker_wait w = {.r = r, .sql = sql, .n = n, .params = params};
-    pthread_mutex_init(&w.mu, NULL);
-    pthread_cond_init(&w.cv, NULL);
-    weft_loop_post(r->loop, &w.msg, on_worker_msg);
-    pthread_mutex_lock(&w.mu);
-    while (!w.done)
-        pthread_cond_wait(&w.cv, &w.mu);
-    pthread_mutex_unlock(&w.mu);
-    pthread_mutex_destroy(&w.mu);
-    pthread_cond_destroy(&w.cv);
+    worker_wait w = {.a = {.r = r, .start = start_worker_query, .cancel = cancel_worker_query},
+                     .sql = sql,
+                     .n = n,
+                     .params = params};
+    int rc = weft_await_block(&w.a);
     *res = (weft_result *)w.res;
-    return w.rc;
+    return rc;
 }
 
 int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
     *res = NULL;
-    if (weft_req_cancelled(r))
+    if (weft_req_cancelled(r)) {
+        weft_tx_cancelled(r); /* a worker's open transaction ends now */
         return WEFT_CANCELLED;
+    }
     if (no_database(r))
         return WEFT_UNAVAILABLE;
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
         if (r->tx == NULL && r->route->db_cfg->pool_connections == 0) {
-            /* Not cancelled mid-statement (it ends within the statement
-             * timeout), but answered like the blocking path once it does. */
+            /* Cancelled like a coroutine's statement: its result discarded. */
             int rc = worker_query(r, sql, n, params, res);
             if (weft_req_cancelled(r) && rc != WEFT_OK) {
                 weft_db_host_result_free(*res);
@@ -179,8 +179,8 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
         }
         PGresult *pg = NULL;
         pg_busy busy = {.r = r};
-        int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg)
-                               : weft_dbpool_query(r->route->dbpool, sql, n, params, &pg, on_pg_busy, &busy);
+        int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg, on_pg_busy, &busy)
+                               : weft_dbpool_query(r->route->dbpool, r, sql, n, params, &pg, on_pg_busy, &busy);
         if (weft_req_cancelled(r) && rc != WEFT_OK) {
             PQclear(pg);
             return WEFT_CANCELLED;
@@ -195,7 +195,8 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
         /* `w` lives on the coroutine's stack, which stays put while it waits. */
         co_wait w = {.r = r};
         /* A transaction's statement is not abandoned (its session must stay in
-         * step): it ends within the statement timeout. */
+         * step): the transaction's own wait cancels it with PQcancel and
+         * rolls back (db_tx.c); its result, an error, comes soon after. */
         if (r->tx != NULL)
             weft_tx_query_loop(r, sql, n, params, on_co_result, &w);
         else
@@ -205,6 +206,10 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
             if (w.q != NULL)
                 weft_req_wait_add(r, &w.wait, cancel_co_query);
             weft_coro_yield();
+        }
+        if (w.rc != WEFT_OK && weft_req_cancelled(r)) {
+            PQclear(w.res);
+            return WEFT_CANCELLED;
         }
         *res = (weft_result *)w.res;
         return w.rc;
@@ -229,6 +234,11 @@ typedef struct async_wait {
 static void run_async_cb(void *ctx)
 {
     async_wait *a = ctx;
+    if (a->rc != WEFT_OK && a->rc != WEFT_CANCELLED && weft_req_cancelled(a->r)) {
+        PQclear(a->res); /* e.g. a transaction's statement cancelled on the server */
+        a->res = NULL;
+        a->rc = WEFT_CANCELLED;
+    }
     a->cb(a->r, a->arg, a->rc, (weft_result *)a->res);
 }
 

@@ -472,6 +472,8 @@ size_t weft_dbloop_inflight(const weft_dbloop *d)
     return n;
 }
 
+PGconn *weft_dbloop_pg(const weft_dbloop *d) { return d->n > 0 && d->conns[0].state == C_READY ? d->conns[0].pg : NULL; }
+
 weft_dbq *weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
                             void *arg)
 {

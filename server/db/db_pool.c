@@ -15,6 +15,7 @@
 #include "db/db.h"
 #include "base/log.h"
 #include "base/timer.h"
+#include "request/cancel.h"
 
 typedef struct pconn {
     PGconn *pg;
@@ -110,7 +111,6 @@ static void mark_up(weft_dbpool *p)
         weft_log_info("database (pool connections): reachable again");
 }
 
-/* Returns a connection, or NULL with *rc = WEFT_UNAVAILABLE. */
 /* A connection counted as open that did not come to be: free its slot. */
 static void unopened(weft_dbpool *p, PGconn *pg)
 {
@@ -121,32 +121,108 @@ static void unopened(weft_dbpool *p, PGconn *pg)
     pthread_mutex_unlock(&p->mu);
 }
 
-static pconn *borrow(weft_dbpool *p, uint64_t deadline_ns, int *rc)
+/* ---- waiting for a connection or a transaction slot ---- */
+
+/* A worker waiting in this pool for request `r` (NULL: not cancellable). */
+typedef struct pool_waiter {
+    weft_dbpool *p;
+    weft_req *r;
+    int blocked;
+} pool_waiter;
+
+/* Loop thread, under the request's cancel mutex: every waiter looks again
+ * and the cancelled one leaves. */
+static void wake_waiters(void *arg)
 {
+    weft_dbpool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
+    pthread_cond_broadcast(&p->tx_cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* p->mu held. Waits once on `cv`: 0 to look again, or the rc to give up
+ * with (WEFT_UNAVAILABLE at the deadline, WEFT_CANCELLED once withdrawn). */
+static int wait_turn(pool_waiter *w, pthread_cond_t *cv, uint64_t deadline_ns)
+{
+    if (w->r != NULL && !w->blocked) {
+        /* Registered outside p->mu: the loop takes the cancel mutex first,
+         * then p->mu (wake_waiters). */
+        pthread_mutex_unlock(&w->p->mu);
+        int rc = weft_req_worker_block(w->r, wake_waiters, w->p);
+        pthread_mutex_lock(&w->p->mu);
+        if (rc != WEFT_OK)
+            return WEFT_CANCELLED;
+        w->blocked = 1;
+        weft_db_metric_waiting(1);
+        return 0; /* the pool may have changed meanwhile */
+    }
+    struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+    if (pthread_cond_timedwait(cv, &w->p->mu, &ts) == ETIMEDOUT)
+        return WEFT_UNAVAILABLE;
+    return 0;
+}
+
+/* p->mu held: a withdrawn request takes nothing more. It may have been
+ * handed a signal meant for the next waiter: pass it on. */
+static int withdrawn(pool_waiter *w)
+{
+    if (w->r == NULL || !weft_req_cancelled(w->r))
+        return 0;
+    pthread_cond_signal(&w->p->cv);
+    pthread_cond_signal(&w->p->tx_cv);
+    return 1;
+}
+
+/* After the wait, p->mu not held. */
+static void wait_over(pool_waiter *w)
+{
+    if (w->blocked) {
+        weft_req_worker_unblock(w->r);
+        weft_db_metric_waiting(-1);
+        w->blocked = 0;
+    }
+}
+
+/* Returns a connection, or NULL with *rc: WEFT_UNAVAILABLE (database down,
+ * none freed before the deadline) or WEFT_CANCELLED (`r` was withdrawn while
+ * it waited). */
+static pconn *borrow(weft_dbpool *p, weft_req *r, uint64_t deadline_ns, int *rc)
+{
+    pool_waiter w = {p, r, 0};
+    pconn *c = NULL;
+    int fail = 0;
     pthread_mutex_lock(&p->mu);
     for (;;) {
+        if (withdrawn(&w)) {
+            fail = WEFT_CANCELLED;
+            break;
+        }
         if (p->n_idle > 0) {
-            pconn *c = p->idle[--p->n_idle];
-            pthread_mutex_unlock(&p->mu);
-            weft_db_metric_busy(1);
-            return c;
+            c = p->idle[--p->n_idle];
+            break;
         }
         if (p->down_until_ns > weft_now_ns()) {
-            pthread_mutex_unlock(&p->mu);
-            *rc = WEFT_UNAVAILABLE; /* fail fast while the database is known to be down */
-            return NULL;
-        }
-        if (p->open < capacity(&p->cfg))
+            fail = WEFT_UNAVAILABLE; /* fail fast while the database is known to be down */
             break;
-        struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
-        if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT) {
-            pthread_mutex_unlock(&p->mu);
-            *rc = WEFT_UNAVAILABLE;
-            return NULL;
         }
+        if (p->open < capacity(&p->cfg)) {
+            p->open++;
+            break;
+        }
+        if ((fail = wait_turn(&w, &p->cv, deadline_ns)) != 0)
+            break;
     }
-    p->open++;
     pthread_mutex_unlock(&p->mu);
+    wait_over(&w);
+    if (fail != 0) {
+        *rc = fail;
+        return NULL;
+    }
+    if (c != NULL) {
+        weft_db_metric_busy(1);
+        return c;
+    }
 
     weft_db_params params;
     weft_db_params_init(&params, &p->cfg);
@@ -161,7 +237,7 @@ static pconn *borrow(weft_dbpool *p, uint64_t deadline_ns, int *rc)
         return NULL;
     }
     mark_up(p);
-    pconn *c = calloc(1, sizeof(*c));
+    c = calloc(1, sizeof(*c));
     if (c == NULL) {
         unopened(p, pg);
         *rc = WEFT_UNAVAILABLE; /* out of memory: 503 */
@@ -242,10 +318,8 @@ static int run_on(weft_dbpool *p, pconn *c, const char *sql, int n, const char *
     int idx = weft_stmt_find(&c->stmts, sql);
     int ok = 1;
     if (idx < 0) {
-        if ((idx = weft_stmt_add(&c->stmts, sql)) < 0) {
-            give_back(p, c, 0);
-            return WEFT_UNAVAILABLE; /* out of memory: 503 */
-        }
+        if ((idx = weft_stmt_add(&c->stmts, sql)) < 0)
+            return WEFT_UNAVAILABLE; /* out of memory: 503; the caller gives the connection back */
         snprintf(name, sizeof(name), "weft_%d", idx);
         PGresult *prep = NULL;
         ok = PQsendPrepare(c->pg, name, sql, n, NULL) && collect(c->pg, deadline, &prep) == 0;
@@ -286,13 +360,13 @@ static int run_on(weft_dbpool *p, pconn *c, const char *sql, int n, const char *
     return rc;
 }
 
-int weft_dbpool_query(weft_dbpool *p, const char *sql, int n, const char *const *params, PGresult **res,
+int weft_dbpool_query(weft_dbpool *p, weft_req *r, const char *sql, int n, const char *const *params, PGresult **res,
                       int (*busy)(void *ctx, PGconn *pg), void *ctx)
 {
     *res = NULL;
     uint64_t deadline = weft_now_ns() + ((uint64_t)p->cfg.statement_timeout_ms + 1000) * 1000000u;
     int rc = WEFT_UNAVAILABLE, broken;
-    pconn *c = borrow(p, deadline, &rc);
+    pconn *c = borrow(p, r, deadline, &rc);
     if (c == NULL)
         return rc;
     rc = run_on(p, c, sql, n, params, res, &broken, busy, ctx);
@@ -307,7 +381,7 @@ struct weft_dbpool_tx {
     int broken;
 };
 
-weft_dbpool_tx *weft_dbpool_hold(weft_dbpool *p, int *rc)
+weft_dbpool_tx *weft_dbpool_hold(weft_dbpool *p, weft_req *r, int *rc)
 {
     uint64_t deadline = weft_now_ns() + (uint64_t)p->cfg.tx_wait_ms * 1000000u;
     weft_dbpool_tx *t = malloc(sizeof(*t));
@@ -316,33 +390,39 @@ weft_dbpool_tx *weft_dbpool_hold(weft_dbpool *p, int *rc)
         return NULL;
     /* The bound on held connections is checked first, so transactions can
      * never take every connection from single statements. */
+    pool_waiter w = {p, r, 0};
+    int why = 0;
     pthread_mutex_lock(&p->mu);
-    while (p->tx_held >= (size_t)p->cfg.tx_connections) {
-        struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
-        if (pthread_cond_timedwait(&p->tx_cv, &p->mu, &ts) == ETIMEDOUT) {
-            pthread_mutex_unlock(&p->mu);
-            free(t);
-            return NULL;
-        }
-    }
-    p->tx_held++;
+    while (why == 0 && p->tx_held >= (size_t)p->cfg.tx_connections)
+        why = withdrawn(&w) ? WEFT_CANCELLED : wait_turn(&w, &p->tx_cv, deadline);
+    if (why == 0 && withdrawn(&w))
+        why = WEFT_CANCELLED;
+    if (why == 0)
+        p->tx_held++;
     pthread_mutex_unlock(&p->mu);
-    if ((t->c = borrow(p, deadline, rc)) == NULL) {
+    wait_over(&w);
+    if (why != 0) {
+        *rc = why;
+        free(t);
+        return NULL;
+    }
+    if ((t->c = borrow(p, r, deadline, rc)) == NULL) {
         weft_dbpool_unhold(p, t);
         return NULL;
     }
+    weft_db_metric_tx(1);
     t->broken = 0;
     return t;
 }
 
 int weft_dbpool_tx_query(weft_dbpool *p, weft_dbpool_tx *t, const char *sql, int n, const char *const *params,
-                         PGresult **res)
+                         PGresult **res, int (*busy)(void *ctx, PGconn *pg), void *ctx)
 {
     *res = NULL;
     /* A transaction lives and dies with its session: never reconnect inside it. */
     if (t->broken)
         return WEFT_UNAVAILABLE;
-    return run_on(p, t->c, sql, n, params, res, &t->broken, NULL, NULL);
+    return run_on(p, t->c, sql, n, params, res, &t->broken, busy, ctx);
 }
 
 void weft_dbpool_unhold(weft_dbpool *p, weft_dbpool_tx *t)
@@ -351,6 +431,7 @@ void weft_dbpool_unhold(weft_dbpool *p, weft_dbpool_tx *t)
         /* A connection still inside a transaction (nothing ended it) is not reusable. */
         int broken = t->broken || PQtransactionStatus(t->c->pg) != PQTRANS_IDLE;
         give_back(p, t->c, broken);
+        weft_db_metric_tx(-1);
     }
     pthread_mutex_lock(&p->mu);
     p->tx_held--;

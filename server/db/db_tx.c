@@ -4,347 +4,151 @@
  * (db_loop.c), where the statements of many requests are interleaved.
  *
  *   pool workers      hold one of the blocking pool connections (db_pool.c);
- *   coroutine/reactive take a single-connection weft_dbloop from this loop's
- *                     transaction set, created on demand, kept idle after
- *                     COMMIT/ROLLBACK for the next transaction.
+ *   coroutine/reactive take a single-connection session from their loop's
+ *                     transaction set (db_txset.c).
  *
  * Either way at most database.tx_connections are held at once (per loop,
  * and for the pool workers); db_begin waits up to database.tx_wait_ms for
- * one, in FIFO order, and then fails with WEFT_UNAVAILABLE (503). Nothing on
- * the loop ever blocks: loop waiters are queued with a timer.
+ * one, in FIFO order, and then fails with WEFT_UNAVAILABLE (503).
  *
- * A session that broke inside a transaction reconnects by itself (db_loop),
- * and a statement sent on the new session would run outside the
- * transaction: each transaction remembers its session's epoch and fails
- * every later statement once it changed.
+ * Cancellation (client gone, deadline passed) ends a transaction at once,
+ * never at the handler's leisure: its row locks must not outlive the
+ * request. On a loop the transaction's own weft_wait does it the moment the
+ * request is cancelled: a statement running in the session is cancelled on
+ * the server (PQcancel) and ROLLBACK is queued behind it; the session goes
+ * back to the set when the ROLLBACK answers. A pool worker's connection
+ * belongs to the worker: its running statement is cancelled with PQcancel
+ * (the worker is woken like any blocked worker), and the worker itself rolls
+ * back in the host call it is in or enters next. From then on every call on
+ * that transaction answers WEFT_CANCELLED.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/db.h"
-#include "db/db_tx.h"
+#include "db/db_txset.h"
 #include "dispatch/coro.h"
 #include "dispatch/dispatch.h"
+#include "request/request.h"
 #include "request/route.h"
 #include "base/log.h"
 #include "core/loop.h"
 
-typedef void (*tx_done_fn)(void *arg, int rc);
-typedef struct weft_tx weft_tx;
-
-struct weft_tx {
-    weft_req *r; /* NULL once the request let go of it (abandoned) */
-    int isolation;
-    int broken;
-    /* pool workers */
-    weft_dbpool *pool;
-    weft_dbpool_tx *ptx;
-    /* loops */
-    weft_txset *set;
-    weft_dbloop *d;
-    uint64_t epoch;
-    weft_tx *next; /* in the set's held or wait list */
-    weft_timer wait_timer;
-    tx_done_fn fn; /* the pending begin/end */
-    void *fn_arg;
-    int ending_commit;
-};
-
-struct weft_txset {
-    weft_loop *loop;
-    weft_db_cfg cfg; /* one connection per weft_dbloop */
-    weft_dbloop **idle;
-    size_t n_idle;
-    size_t held;
-    weft_tx *wait_head, *wait_tail;
-    weft_dbloop **trash; /* sessions of unknown state, closed from a timer */
-    size_t n_trash, cap_trash;
-    weft_timer reap;
-};
-
-static const char *const begin_sql[] = {"BEGIN ISOLATION LEVEL READ COMMITTED",
-                                        "BEGIN ISOLATION LEVEL REPEATABLE READ",
-                                        "BEGIN ISOLATION LEVEL SERIALIZABLE"};
-
-/* COMMIT of a transaction that had failed answers "ROLLBACK" without error. */
-static int end_rc(int rc, PGresult *res, int commit)
+static const char *cancel_reason(const weft_req *r)
 {
-    if (rc == WEFT_OK && commit && strcmp(PQcmdStatus(res), "COMMIT") != 0)
-        return WEFT_ERROR;
-    return rc;
+    return weft_req_cancelled(r) == WEFT_CANCEL_DEADLINE ? "its deadline passed" : "the client went away";
 }
 
-/* ---- the loop's transaction set ---- */
-
-static void txset_free(weft_txset *s);
-
-static void empty_trash(weft_txset *s)
+static void log_cancel_rollback(const weft_req *r)
 {
-    while (s->n_trash > 0)
-        weft_dbloop_free(s->trash[--s->n_trash]);
+    weft_log_warn("%s: request cancelled (%s) with a transaction open; rolled back", r->route->label,
+                  cancel_reason(r));
 }
 
-/* Sessions (and a retired set) are freed from a timer, never inside one of
- * a session's own callbacks, which is where they are given up. */
-static void on_reap(weft_timer *t)
+/* ---- cancellation ---- */
+
+static void tx_unwatch(weft_tx *tx)
 {
-    weft_txset *s = H2O_STRUCT_FROM_MEMBER(weft_txset, reap, t);
-    empty_trash(s);
-    if (s->loop->txset != s && s->held == 0 && s->wait_head == NULL)
-        txset_free(s);
+    if (tx->watching && tx->r != NULL)
+        weft_req_wait_remove(tx->r, &tx->wait);
+    tx->watching = 0;
 }
 
-static void schedule_reap(weft_txset *s)
+/* The request lets go of tx: freed now, or once the cancellation's ROLLBACK is back. */
+static void tx_drop(weft_tx *tx)
 {
-    weft_timers_cancel(s->loop->timers, &s->reap);
-    weft_timers_add(s->loop->timers, &s->reap, 0, on_reap);
-}
-
-static void trash(weft_txset *s, weft_dbloop *d)
-{
-    /* Never freed here: we may be inside one of d's own callbacks. */
-    if (s->n_trash == s->cap_trash) {
-        size_t cap = s->cap_trash ? s->cap_trash * 2 : 8;
-        weft_dbloop **t = realloc(s->trash, cap * sizeof(*t));
-        if (t == NULL) {
-            weft_log_error("database: out of memory retiring a transaction connection; it stays open");
-            return;
-        }
-        s->trash = t;
-        s->cap_trash = cap;
-    }
-    s->trash[s->n_trash++] = d;
-    schedule_reap(s);
-}
-
-static weft_txset *txset_new(weft_loop *L, const weft_db_cfg *cfg)
-{
-    weft_txset *s = calloc(1, sizeof(*s));
-    if (s == NULL)
-        return NULL;
-    s->idle = calloc((size_t)cfg->tx_connections, sizeof(*s->idle));
-    s->cfg = *cfg;
-    s->cfg.conninfo = strdup(cfg->conninfo);
-    if (s->idle == NULL || s->cfg.conninfo == NULL) {
-        free(s->idle);
-        free(s->cfg.conninfo);
-        free(s);
-        return NULL;
-    }
-    s->cfg.loop_connections = 1;
-    s->loop = L;
-    return s;
-}
-
-static void txset_free(weft_txset *s)
-{
-    empty_trash(s);
-    weft_timers_cancel(s->loop->timers, &s->reap);
-    for (size_t i = 0; i < s->n_idle; i++)
-        weft_dbloop_free(s->idle[i]);
-    free(s->idle);
-    free(s->trash);
-    free(s->cfg.conninfo);
-    free(s);
-}
-
-/* The set for the route's settings. A reload with new settings retires the
- * old set: its idle sessions close, and it goes once nothing is held. */
-static weft_txset *txset_for(weft_req *r)
-{
-    weft_loop *L = r->loop;
-    weft_db_cfg want = *r->route->db_cfg;
-    want.loop_connections = 1; /* as the set keeps it */
-    const weft_db_cfg *cfg = &want;
-    weft_txset *s = L->txset;
-    if (s != NULL && !weft_db_cfg_equal(&s->cfg, cfg)) {
-        L->txset = NULL;
-        /* Its idle sessions close now; the set goes once nothing is held. */
-        for (size_t i = 0; i < s->n_idle; i++)
-            trash(s, s->idle[i]);
-        s->n_idle = 0;
-        schedule_reap(s);
-        s = NULL;
-    }
-    if (s == NULL)
-        s = L->txset = txset_new(L, cfg);
-    return s;
-}
-
-static void txset_teardown(weft_loop *L) { weft_txset_close(L); }
-
-static const weft_loop_hook txset_hook = {.teardown = txset_teardown};
-
-void weft_db_tx_attach(void) { weft_loop_add_hook(&txset_hook); }
-
-void weft_txset_close(weft_loop *L)
-{
-    weft_txset *s = L->txset;
-    if (s == NULL)
-        return;
-    /* Rollbacks of abandoned transactions may still be on their way back. */
-    for (int i = 0; i < 300 && s->held > 0; i++)
-        h2o_evloop_run(L->evloop, 10);
-    if (s->held > 0)
-        weft_log_warn("database: %zu transaction connection(s) still busy at shutdown", s->held);
+    tx_unwatch(tx);
+    tx->r = NULL;
+    if (tx->rolling)
+        tx->orphan = 1;
     else
-        txset_free(s);
-    L->txset = NULL;
+        free(tx);
 }
 
-static void finish_fn(weft_tx *tx, int rc)
-{
-    tx_done_fn fn = tx->fn;
-    tx->fn = NULL;
-    if (fn != NULL)
-        fn(tx->fn_arg, rc);
-}
-
-static void on_begin_result(void *arg, int rc, PGresult *res)
+static void on_cancel_rollback(void *arg, int rc, PGresult *res)
 {
     weft_tx *tx = arg;
-    PQclear(res);
-    if (rc == WEFT_OK)
-        tx->epoch = weft_dbloop_epoch(tx->d);
-    else
-        tx->broken = 1;
-    finish_fn(tx, rc);
-}
-
-static void send_begin(weft_tx *tx)
-{
-    weft_dbloop_query(tx->d, begin_sql[tx->isolation], 0, NULL, on_begin_result, tx);
-}
-
-static void on_wait_timeout(weft_timer *t)
-{
-    weft_tx *tx = H2O_STRUCT_FROM_MEMBER(weft_tx, wait_timer, t);
-    weft_txset *s = tx->set;
-    weft_tx **pp = &s->wait_head, *prev = NULL;
-    while (*pp != tx) {
-        prev = *pp;
-        pp = &(*pp)->next;
-    }
-    *pp = tx->next;
-    if (s->wait_tail == tx)
-        s->wait_tail = prev;
-    tx->set = NULL;
-    if (s->loop->txset != s)
-        schedule_reap(s);
-    finish_fn(tx, WEFT_UNAVAILABLE);
-}
-
-/* Gives a session back: to the next waiter, the idle list, or the trash. */
-static void release_loop(weft_txset *s, weft_dbloop *d, int reusable)
-{
-    s->held--;
-    if (!reusable) {
-        trash(s, d);
-        d = NULL;
-    }
-    if (s->wait_head != NULL) {
-        weft_tx *w = s->wait_head;
-        s->wait_head = w->next;
-        if (s->wait_head == NULL)
-            s->wait_tail = NULL;
-        weft_timers_cancel(s->loop->timers, &w->wait_timer);
-        s->held++;
-        w->d = d != NULL ? d : weft_dbloop_new(s->loop, &s->cfg);
-        if (w->d == NULL) {
-            s->held--;
-            finish_fn(w, WEFT_UNAVAILABLE);
-            return;
-        }
-        send_begin(w);
-        return;
-    }
-    if (d != NULL && s->loop->txset == s && s->n_idle < (size_t)s->cfg.tx_connections)
-        s->idle[s->n_idle++] = d;
-    else if (d != NULL)
-        trash(s, d);
-    if (s->loop->txset != s)
-        schedule_reap(s); /* a retired set goes once nothing is held */
-}
-
-static void begin_loop(weft_req *r, weft_tx *tx, tx_done_fn fn, void *arg)
-{
-    tx->fn = fn;
-    tx->fn_arg = arg;
-    weft_txset *s = txset_for(r);
-    if (s == NULL) {
-        finish_fn(tx, WEFT_UNAVAILABLE);
-        return;
-    }
-    tx->set = s;
-    /* An idle session that is up first; a down one fails BEGIN fast below. */
-    for (size_t i = s->n_idle; i-- > 0;) {
-        if (weft_dbloop_ready(s->idle[i]) || i == 0) {
-            tx->d = s->idle[i];
-            s->idle[i] = s->idle[--s->n_idle];
-            break;
-        }
-    }
-    if (tx->d == NULL && s->held + s->n_idle < (size_t)s->cfg.tx_connections &&
-        (tx->d = weft_dbloop_new(s->loop, &s->cfg)) == NULL) {
-        finish_fn(tx, WEFT_UNAVAILABLE);
-        return;
-    }
-    if (tx->d != NULL) {
-        s->held++;
-        send_begin(tx);
-        return;
-    }
-    if (s->cfg.tx_wait_ms == 0) {
-        tx->set = NULL;
-        finish_fn(tx, WEFT_UNAVAILABLE);
-        return;
-    }
-    tx->next = NULL;
-    if (s->wait_tail != NULL)
-        s->wait_tail->next = tx;
-    else
-        s->wait_head = tx;
-    s->wait_tail = tx;
-    weft_timers_add(s->loop->timers, &tx->wait_timer, (uint64_t)s->cfg.tx_wait_ms, on_wait_timeout);
-}
-
-static void on_end_result(void *arg, int rc, PGresult *res)
-{
-    weft_tx *tx = arg;
-    rc = end_rc(rc, res, tx->ending_commit);
     PQclear(res);
     weft_dbloop *d = tx->d;
     tx->d = NULL;
-    release_loop(tx->set, d, rc == WEFT_OK && !tx->broken);
+    tx->rolling = 0;
+    tx->phase = TX_DONE;
+    weft_tx_release_loop(tx->set, d, rc == WEFT_OK && !tx->broken);
     tx->set = NULL;
-    finish_fn(tx, tx->broken && rc == WEFT_OK ? WEFT_UNAVAILABLE : rc);
+    if (tx->orphan)
+        free(tx);
 }
 
-static void end_loop(weft_tx *tx, int commit, tx_done_fn fn, void *arg)
+/* Loop thread: the request was withdrawn while its transaction waits for a
+ * session or holds one. */
+static void on_tx_cancel(weft_wait *w)
 {
-    tx->fn = fn;
-    tx->fn_arg = arg;
-    tx->ending_commit = commit;
-    if (tx->d == NULL) {
-        finish_fn(tx, WEFT_UNAVAILABLE);
+    weft_tx *tx = H2O_STRUCT_FROM_MEMBER(weft_tx, wait, w);
+    tx->watching = 0;
+    if (tx->phase == TX_QUEUED) {
+        weft_tx_unqueue(tx, WEFT_CANCELLED);
         return;
     }
-    if (tx->broken || weft_dbloop_epoch(tx->d) != tx->epoch || !weft_dbloop_ready(tx->d)) {
-        /* The session (and with it the transaction) is gone: nothing to end. */
-        tx->broken = 1;
-        on_end_result(tx, commit ? WEFT_UNAVAILABLE : WEFT_OK, NULL);
+    if ((tx->phase != TX_BEGINNING && tx->phase != TX_OPEN) || tx->d == NULL)
+        return; /* nothing held, or its COMMIT/ROLLBACK is already on its way */
+    weft_req *r = tx->r;
+    int was_open = tx->phase == TX_OPEN;
+    tx->cancelled = 1;
+    tx->rolling = 1;
+    tx->phase = TX_ENDING;
+    log_cancel_rollback(r);
+    if (weft_dbloop_inflight(tx->d) > 0)
+        weft_db_cancel_running(weft_dbloop_pg(tx->d), r->route->label);
+    if (tx->broken || (was_open && weft_dbloop_epoch(tx->d) != tx->epoch) || !weft_dbloop_ready(tx->d)) {
+        tx->broken = 1; /* the session and its transaction are gone already */
+        on_cancel_rollback(tx, WEFT_OK, NULL);
         return;
     }
-    weft_dbloop_query(tx->d, commit ? "COMMIT" : "ROLLBACK", 0, NULL, on_end_result, tx);
+    /* Behind the cancelled statement (or BEGIN) in the session's pipeline. */
+    weft_dbloop_query(tx->d, "ROLLBACK", 0, NULL, on_cancel_rollback, tx);
+}
+
+static void tx_watch(weft_tx *tx)
+{
+    weft_req_wait_add(tx->r, &tx->wait, on_tx_cancel);
+    tx->watching = 1;
+}
+
+/* Worker thread: r was withdrawn with its transaction on a pool connection. */
+static void rollback_worker(weft_req *r, weft_tx *tx)
+{
+    if (tx->ptx == NULL)
+        return;
+    log_cancel_rollback(r);
+    PGresult *res = NULL;
+    weft_dbpool_tx_query(tx->pool, tx->ptx, "ROLLBACK", 0, NULL, &res, NULL, NULL);
+    PQclear(res);
+    weft_dbpool_unhold(tx->pool, tx->ptx);
+    tx->ptx = NULL;
+    tx->cancelled = 1;
+}
+
+void weft_tx_cancelled(weft_req *r)
+{
+    if (r->tx != NULL && r->exec == WEFT_EXEC_WORKER)
+        rollback_worker(r, r->tx);
 }
 
 /* ---- statements inside a transaction ---- */
 
-int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params, PGresult **res)
+int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params, PGresult **res,
+                  int (*busy)(void *ctx, PGconn *pg), void *ctx)
 {
     weft_tx *tx = r->tx;
     *res = NULL;
-    int rc = weft_dbpool_tx_query(tx->pool, tx->ptx, sql, n, params, res);
+    if (tx->cancelled)
+        return WEFT_CANCELLED;
+    int rc = weft_dbpool_tx_query(tx->pool, tx->ptx, sql, n, params, res, busy, ctx);
+    if (weft_req_cancelled(r)) {
+        PQclear(*res);
+        *res = NULL;
+        rollback_worker(r, tx);
+        return WEFT_CANCELLED;
+    }
     if (rc == WEFT_UNAVAILABLE || rc == WEFT_TIMEOUT)
         tx->broken = 1;
     return rc;
@@ -353,6 +157,10 @@ int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params
 void weft_tx_query_loop(weft_req *r, const char *sql, int n, const char *const *params, weft_dbloop_cb cb, void *arg)
 {
     weft_tx *tx = r->tx;
+    if (tx->cancelled) {
+        cb(arg, WEFT_CANCELLED, NULL);
+        return;
+    }
     if (tx->broken || tx->d == NULL || weft_dbloop_epoch(tx->d) != tx->epoch || !weft_dbloop_ready(tx->d)) {
         tx->broken = 1;
         cb(arg, WEFT_UNAVAILABLE, NULL);
@@ -360,8 +168,6 @@ void weft_tx_query_loop(weft_req *r, const char *sql, int n, const char *const *
     }
     weft_dbloop_query(tx->d, sql, n, params, cb, arg);
 }
-
-int weft_tx_on_loop(const weft_req *r) { return r->tx != NULL && r->tx->d != NULL; }
 
 /* ---- begin / end for every context ---- */
 
@@ -412,41 +218,65 @@ static weft_tx *tx_new(weft_req *r, int isolation)
     return tx;
 }
 
+/* A loop begin that did not give the request a transaction. */
+static void begin_failed(weft_tx *tx)
+{
+    if (!tx->rolling && tx->d != NULL) {
+        weft_tx_release_loop(tx->set, tx->d, 0);
+        tx->d = NULL;
+    }
+    tx_drop(tx);
+}
+
+static int begin_worker(weft_req *r, weft_tx *tx)
+{
+    int rc;
+    tx->pool = r->route->dbpool;
+    tx->ptx = weft_dbpool_hold(tx->pool, r, &rc);
+    if (tx->ptx == NULL)
+        return rc;
+    PGresult *res = NULL;
+    rc = weft_dbpool_tx_query(tx->pool, tx->ptx, weft_tx_begin_sql(tx->isolation), 0, NULL, &res, NULL, NULL);
+    PQclear(res);
+    if (rc == WEFT_OK && weft_req_cancelled(r)) {
+        rollback_worker(r, tx);
+        return WEFT_CANCELLED;
+    }
+    if (rc != WEFT_OK) {
+        weft_dbpool_unhold(tx->pool, tx->ptx);
+        tx->ptx = NULL;
+    }
+    return rc;
+}
+
 int weft_db_tx_db_begin(weft_req *r, int isolation)
 {
     if (r->exec == WEFT_EXEC_LOOP) {
         weft_log_error("%s: db_begin() called from a reactive handler; use db_begin_async()", r->route->label);
         return WEFT_ERROR;
     }
+    if (weft_req_cancelled(r))
+        return WEFT_CANCELLED;
     weft_tx *tx = tx_new(r, isolation);
     if (tx == NULL)
         return WEFT_ERROR;
     int rc;
     if (r->exec == WEFT_EXEC_WORKER) {
-        tx->pool = r->route->dbpool;
-        tx->ptx = weft_dbpool_hold(tx->pool, &rc);
-        if (tx->ptx != NULL) {
-            PGresult *res = NULL;
-            rc = weft_dbpool_tx_query(tx->pool, tx->ptx, begin_sql[isolation], 0, NULL, &res);
-            PQclear(res);
-            if (rc != WEFT_OK) {
-                weft_dbpool_unhold(tx->pool, tx->ptx);
-                tx->ptx = NULL;
-            }
-        }
+        rc = begin_worker(r, tx);
+        if (rc != WEFT_OK)
+            free(tx);
     } else {
         co_wait w = {.r = r};
-        begin_loop(r, tx, co_done, &w);
+        tx_watch(tx);
+        weft_tx_begin_loop(r, tx, co_done, &w);
         rc = co_wait_for(&w);
-        if (rc != WEFT_OK && tx->d != NULL) {
-            release_loop(tx->set, tx->d, 0);
-            tx->d = NULL;
-        }
+        if (rc == WEFT_OK && tx->cancelled)
+            rc = WEFT_CANCELLED; /* withdrawn during BEGIN: its ROLLBACK is on the way */
+        if (rc != WEFT_OK)
+            begin_failed(tx);
     }
-    if (rc != WEFT_OK) {
-        free(tx);
+    if (rc != WEFT_OK)
         return rc == WEFT_TIMEOUT ? WEFT_UNAVAILABLE : rc;
-    }
     r->tx = tx;
     return WEFT_OK;
 }
@@ -465,18 +295,23 @@ static int end_blocking(weft_req *r, int commit)
     }
     r->tx = NULL;
     int rc;
-    if (tx->ptx != NULL) {
+    if (tx->ptx != NULL && weft_req_cancelled(r)) {
+        rollback_worker(r, tx); /* a withdrawn request commits nothing */
+        rc = WEFT_CANCELLED;
+    } else if (tx->ptx != NULL) {
         PGresult *res = NULL;
-        rc = weft_dbpool_tx_query(tx->pool, tx->ptx, commit ? "COMMIT" : "ROLLBACK", 0, NULL, &res);
-        rc = end_rc(rc, res, commit);
+        rc = weft_dbpool_tx_query(tx->pool, tx->ptx, commit ? "COMMIT" : "ROLLBACK", 0, NULL, &res, NULL, NULL);
+        rc = weft_tx_end_rc(rc, res, commit);
         PQclear(res);
         weft_dbpool_unhold(tx->pool, tx->ptx);
+    } else if (tx->cancelled) {
+        rc = WEFT_CANCELLED;
     } else {
         co_wait w = {.r = r};
-        end_loop(tx, commit, co_done, &w);
+        weft_tx_end_loop(tx, commit, co_done, &w);
         rc = co_wait_for(&w);
     }
-    free(tx);
+    tx_drop(tx);
     return rc;
 }
 
@@ -496,17 +331,14 @@ static void async_done(void *arg, int rc)
 {
     async_tx *a = arg;
     weft_req *r = a->r;
-    if (a->begin) {
-        if (rc == WEFT_OK) {
-            r->tx = a->tx;
-        } else {
-            if (a->tx->d != NULL)
-                release_loop(a->tx->set, a->tx->d, 0);
-            free(a->tx);
-        }
-    } else {
-        free(a->tx);
-    }
+    if (a->begin && rc == WEFT_OK && a->tx->cancelled)
+        rc = WEFT_CANCELLED;
+    if (a->begin && rc == WEFT_OK)
+        r->tx = a->tx;
+    else if (a->begin)
+        begin_failed(a->tx);
+    else
+        tx_drop(a->tx);
     if (rc == WEFT_TIMEOUT)
         rc = WEFT_UNAVAILABLE;
     weft_dispatch_callback(r, a->cb, a->arg, rc);
@@ -522,6 +354,10 @@ static async_tx *async_new(weft_req *r, weft_callback cb, void *arg)
 
 void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, void *arg)
 {
+    if (weft_req_cancelled(r)) {
+        cb(r, arg, WEFT_CANCELLED);
+        return;
+    }
     async_tx *a = async_new(r, cb, arg);
     if (r->exec != WEFT_EXEC_LOOP || a == NULL || (a->tx = tx_new(r, isolation)) == NULL) {
         if (r->exec != WEFT_EXEC_LOOP)
@@ -530,7 +366,8 @@ void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, voi
         return;
     }
     a->begin = 1;
-    begin_loop(r, a->tx, async_done, a);
+    tx_watch(a->tx);
+    weft_tx_begin_loop(r, a->tx, async_done, a);
 }
 
 static void end_async(weft_req *r, int commit, weft_callback cb, void *arg)
@@ -544,7 +381,12 @@ static void end_async(weft_req *r, int commit, weft_callback cb, void *arg)
     }
     a->tx = r->tx;
     r->tx = NULL;
-    end_loop(a->tx, commit, async_done, a);
+    if (a->tx->cancelled) {
+        tx_drop(a->tx);
+        cb(r, arg, WEFT_CANCELLED);
+        return;
+    }
+    weft_tx_end_loop(a->tx, commit, async_done, a);
 }
 
 void weft_db_tx_db_commit_async(weft_req *r, weft_callback cb, void *arg) { end_async(r, 1, cb, arg); }
@@ -565,12 +407,20 @@ static void abandon(weft_req *r, void *arg)
     if (tx == NULL)
         return;
     r->tx = NULL;
-    tx->r = NULL;
+    if (tx->cancelled) {
+        tx_drop(tx); /* rolled back (and logged) when it was cancelled */
+        return;
+    }
+    if (tx->ptx != NULL && weft_req_cancelled(r)) {
+        rollback_worker(r, tx); /* on the worker that ran the handler */
+        free(tx);
+        return;
+    }
     weft_log_error("%s: plugin bug: the handler finished with a transaction open; rolled back", r->route->label);
     if (tx->ptx != NULL) {
         /* On the worker that ran the handler: blocking is fine here. */
         PGresult *res = NULL;
-        weft_dbpool_tx_query(tx->pool, tx->ptx, "ROLLBACK", 0, NULL, &res);
+        weft_dbpool_tx_query(tx->pool, tx->ptx, "ROLLBACK", 0, NULL, &res, NULL, NULL);
         PQclear(res);
         weft_dbpool_unhold(tx->pool, tx->ptx);
         free(tx);
@@ -578,5 +428,7 @@ static void abandon(weft_req *r, void *arg)
     }
     /* On the loop: the rollback finishes after the response; the session
      * goes back to the set only then. */
-    end_loop(tx, 0, free_tx, tx);
+    tx_unwatch(tx);
+    tx->r = NULL;
+    weft_tx_end_loop(tx, 0, free_tx, tx);
 }

@@ -19,10 +19,16 @@ void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, voi
 void weft_db_tx_db_commit_async(weft_req *r, weft_callback cb, void *arg);
 void weft_db_tx_db_rollback_async(weft_req *r, weft_callback cb, void *arg);
 
-/** True when r->tx holds a loop session (else a pool connection). */
-int weft_tx_on_loop(const weft_req *r);
-/** A statement inside r->tx on a pool worker (blocking). */
-int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params, PGresult **res);
+/**
+ * A statement inside r->tx on a pool worker (blocking); `busy` as for
+ * weft_dbpool_query, so that a cancellation can PQcancel it. Once the
+ * request is withdrawn the transaction is rolled back here and every later
+ * call answers WEFT_CANCELLED.
+ */
+int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params, PGresult **res,
+                  int (*busy)(void *ctx, PGconn *pg), void *ctx);
+/** A pool worker's request was withdrawn with r->tx open: rolls it back now (worker thread). */
+void weft_tx_cancelled(weft_req *r);
 /** A statement inside r->tx on its loop session; `cb` may run before this returns. */
 void weft_tx_query_loop(weft_req *r, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
                         void *arg);

@@ -36,35 +36,18 @@ static wt_server srv;
 
 static void start(void)
 {
-    const char *pghost = getenv("PGHOST");
-    cr_assert(pghost != NULL && pghost[0] != '\0',
-              "PGHOST is not set: the accounts tests need PostgreSQL with sql/ applied, e.g.\n"
-              "  packaging/pgdev.sh start /tmp/wpg && eval \"$(packaging/pgdev.sh env /tmp/wpg)\"");
+    wt_need_pg();
     wt_start(&srv, conf);
 }
 
 static void stop(void) { wt_suite_stop(&srv); }
 TestSuite(accounts, .init = start, .fini = stop, .timeout = 300);
 
-/* One value from psql, straight from the database (not through weft). */
-static long long sql_value(const char *sql)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "psql -XAtqc \"%s\"", sql);
-    FILE *f = popen(cmd, "r");
-    cr_assert_not_null(f);
-    long long v = -1;
-    int n = fscanf(f, "%lld", &v);
-    int st = pclose(f);
-    cr_assert(n == 1 && st == 0, "psql -c '%s' failed (%d)", sql, st);
-    return v;
-}
-
 static void assert_books_balance(void)
 {
-    cr_assert_eq(sql_value("SELECT sum(balance) FROM account"), 100000, "money was created or destroyed");
-    cr_assert_eq(sql_value("SELECT count(*) FROM account WHERE balance < 0"), 0, "a balance went negative");
-    cr_assert_eq(sql_value("SELECT count(*) FROM account"), 100);
+    cr_assert_eq(wt_sql_value("SELECT sum(balance) FROM account"), 100000, "money was created or destroyed");
+    cr_assert_eq(wt_sql_value("SELECT count(*) FROM account WHERE balance < 0"), 0, "a balance went negative");
+    cr_assert_eq(wt_sql_value("SELECT count(*) FROM account"), 100);
 }
 
 static void post(const char *path, const char *body, wt_resp *r)
@@ -80,7 +63,7 @@ ParameterizedTest(wt_policy *p, accounts, get_and_errors)
     snprintf(path, sizeof(path), "/%s/accounts/97", p->name);
     cr_assert_eq(wt_http(&srv, "GET", path, NULL, &r), 0);
     cr_assert_eq(r.status, 200, "%s: %ld %s", path, r.status, r.body);
-    snprintf(want, sizeof(want), "\"balance\" : %lld", sql_value("SELECT balance FROM account WHERE id = 97"));
+    snprintf(want, sizeof(want), "\"balance\" : %lld", wt_sql_value("SELECT balance FROM account WHERE id = 97"));
     cr_assert(strstr(r.body, "\"id\" : 97") && strstr(r.body, want), "%s", r.body);
     wt_resp_free(&r);
 
@@ -116,9 +99,9 @@ ParameterizedTest(wt_policy *p, accounts, overdraw_is_409_and_changes_nothing)
     int from = strcmp(p->name, "pool") == 0 ? 93 : strcmp(p->name, "coroutine") == 0 ? 95 : 98;
     char path[96], body[128], q[128];
     snprintf(q, sizeof(q), "SELECT balance FROM account WHERE id = %d", from);
-    long long before_from = sql_value(q);
+    long long before_from = wt_sql_value(q);
     snprintf(q, sizeof(q), "SELECT balance FROM account WHERE id = %d", from + 1);
-    long long before_to = sql_value(q);
+    long long before_to = wt_sql_value(q);
 
     snprintf(path, sizeof(path), "/%s/accounts/transfer", p->name);
     snprintf(body, sizeof(body), "{\"from\":%d,\"to\":%d,\"amount\":%lld}", from, from + 1, before_from + 1);
@@ -127,9 +110,9 @@ ParameterizedTest(wt_policy *p, accounts, overdraw_is_409_and_changes_nothing)
     cr_assert_eq(r.status, 409, "%s %s: %ld %s", path, body, r.status, r.body);
     wt_resp_free(&r);
     snprintf(q, sizeof(q), "SELECT balance FROM account WHERE id = %d", from);
-    cr_assert_eq(sql_value(q), before_from);
+    cr_assert_eq(wt_sql_value(q), before_from);
     snprintf(q, sizeof(q), "SELECT balance FROM account WHERE id = %d", from + 1);
-    cr_assert_eq(sql_value(q), before_to);
+    cr_assert_eq(wt_sql_value(q), before_to);
 
     /* And the exact balance moves, there and back. */
     snprintf(body, sizeof(body), "{\"from\":%d,\"to\":%d,\"amount\":%lld}", from, from + 1, before_from);
@@ -197,7 +180,7 @@ ParameterizedTest(wt_policy *p, accounts, open_transaction_is_rolled_back_and_lo
     snprintf(needle, sizeof(needle), "/%s/leak (plugin dbtx 1.0.0): plugin bug: the handler finished with a transaction open", p->name);
     free(wt_wait_log(&srv, needle, 10000));
     /* The update it made never became visible, and the connection is fine. */
-    cr_assert_eq(sql_value("SELECT count(*) FROM account WHERE balance < 0"), 0);
+    cr_assert_eq(wt_sql_value("SELECT count(*) FROM account WHERE balance < 0"), 0);
     snprintf(path, sizeof(path), "/%s/tx", p->name);
     for (int i = 0; i < 10; i++) {
         cr_assert_eq(wt_http(&srv, "GET", path, NULL, &r), 0);

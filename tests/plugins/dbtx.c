@@ -44,8 +44,9 @@ static int iso_of(weft_req *req)
 static int unavailable(weft_req *req, int rc)
 {
     if (rc == WEFT_UNAVAILABLE) {
-        host->res_header(req, "retry-after", "1");
-        return host->res_error(req, 503, "no transaction connection");
+        int sent = host->res_error(req, 503, "no transaction connection");
+        host->res_header(req, "retry-after", "1"); /* after res_error, which replaces the headers too */
+        return sent;
     }
     return host->res_error(req, 500, "begin failed");
 }

@@ -115,6 +115,11 @@ double wt_metric(const wt_server *s, const char *key);
 /** Polls /metrics until `key` equals `want` (a gauge back to 0); fails the test after limit_ms. */
 void wt_wait_metric_eq(const wt_server *s, const char *key, double want, double limit_ms);
 
+/** Fails the test, saying how to start one, unless PGHOST names a PostgreSQL (suite only). */
+void wt_need_pg(void);
+/** One number from psql against the PostgreSQL in PG* (suite only); fails the test if psql does. */
+long long wt_sql_value(const char *sql);
+
 /** Starts tests/support/mock_upstream.py on 127.0.0.1; returns its port. */
 int wt_mock_start(pid_t *pid);
 /** The same over https with the given PEM certificate and key. */

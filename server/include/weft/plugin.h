@@ -242,7 +242,10 @@ typedef struct weft_host {
     /** Append bytes to the response body. */
     int (*res_write)(weft_req *req, const void *data, size_t len);
     int (*res_printf)(weft_req *req, const char *fmt, ...) WEFT_PRINTF(2, 3);
-    /** Replace the response with `status` and a plain-text `message`. */
+    /**
+     * Replace the response with `status` and a plain-text `message`. Headers
+     * set before are dropped with the body: add Retry-After and the like after.
+     */
     int (*res_error)(weft_req *req, int status, const char *message);
     /**
      * Reactive handlers: the response is complete (after returning WEFT_AGAIN).
@@ -308,7 +311,9 @@ typedef struct weft_host {
      * WEFT_ERROR on misuse (one already open, bad level, reactive handler).
      * A statement that fails inside leaves the transaction aborted: roll back.
      * A handler that finishes with a transaction open is a plugin bug: the
-     * host rolls it back and logs it.
+     * host rolls it back and logs it. When the request is withdrawn (client
+     * gone, deadline) the host rolls the transaction back at once and every
+     * later call on it returns WEFT_CANCELLED (db_commit never commits then).
      */
     int (*db_begin)(weft_req *req, int isolation);
     /**
@@ -357,7 +362,8 @@ typedef struct weft_host {
     /**
      * Replaces the response with `status` and {"error": message, "status":
      * status} as application/json (the message is escaped by the host;
-     * invalid UTF-8 becomes U+FFFD).
+     * invalid UTF-8 becomes U+FFFD). Headers set before are dropped, as by
+     * res_error.
      */
     int (*res_error_json)(weft_req *req, int status, const char *message);
     /**
