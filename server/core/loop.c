@@ -62,6 +62,18 @@ void weft_loop_use_tls(weft_loop *L, SSL_CTX *const *tls)
 
 /* ---- accepting, bounded by max_connections and by file descriptors ---- */
 
+/* limits.max_connections counts the connections of every loop together.
+ * SO_REUSEPORT spreads connections by a hash, not evenly: with a per-loop
+ * share, 10,000 connections on 2 loops put some tens over one loop's 5,000,
+ * which closed idle ones while the process was below its limit
+ * (docs/BENCHMARKS.md, c10k analysed). Relaxed atomic loads of each loop's
+ * gauge: the bound may be passed by a connection or two accepted at the same
+ * moment on two loops, never by more. */
+static size_t open_connections(void)
+{
+    return (size_t)weft_stats_sum(offsetof(weft_loop_stats, connections));
+}
+
 static void on_accept(h2o_socket_t *listener, const char *err);
 
 static void resume_accepting(weft_loop *L)
@@ -109,7 +121,7 @@ static void on_conn_close(void *data)
         free(c);
     int_fast64_t n = atomic_load_explicit(&L->stats->connections, memory_order_relaxed) - 1;
     atomic_store_explicit(&L->stats->connections, n, memory_order_relaxed);
-    if (L->accept_paused && (size_t)n < L->max_connections && !L->stopping) {
+    if (L->accept_paused && open_connections() < L->max_connections && !L->stopping) {
         weft_timers_cancel(L->timers, &L->accept_retry);
         resume_accepting(L);
     }
@@ -218,13 +230,22 @@ static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t 
 {
     /* A bounded batch, so one busy listener cannot starve the loop. */
     for (int i = 0; i < 64; i++) {
-        if ((size_t)atomic_load_explicit(&L->stats->connections, memory_order_relaxed) >= L->max_connections) {
+        if (open_connections() >= L->max_connections) {
+            /* Reached by this batch's own accepts: no client is known to
+             * wait, and evicting now closed idle connections for nobody
+             * (8 at a time, each reconnect doing it again: the c10k runs'
+             * read errors were all such multiples of 8). A client that does
+             * wait keeps the listener readable and comes back here first. */
+            if (i > 0)
+                return;
             /* At the limit: make room by closing idle connections, and leave
              * the new ones in the kernel backlog until they have closed
-             * (accepting and dropping them would be no better). */
+             * (accepting and dropping them would be no better). Without an
+             * eviction of its own, the loop looks again in 100 ms: a place
+             * freed on another loop does not wake it. */
             int young;
             int closed = evict_idle(L, 8, &young);
-            pause_accepting(L, closed == 0 && young ? 100 : 0);
+            pause_accepting(L, closed == 0 ? 100 : 0);
             return;
         }
         errno = 0;
@@ -355,7 +376,7 @@ static int loop_setup(weft_loop *L)
     L->admin_accept_ctx = (h2o_accept_ctx_t){.ctx = &L->ctx, .hosts = conf.admin_hosts};
     if (L->index == 0 && conf.admin_fd >= 0)
         L->listeners[L->n_listeners++] = listen_on(L, conf.admin_fd);
-    L->max_connections = (conf.max_connections + (size_t)n_loops - 1) / (size_t)n_loops;
+    L->max_connections = conf.max_connections;
     weft_timers_add(L->timers, &L->tick, 100, on_tick);
     for (int i = 0; i < n_hooks; i++)
         if (hooks[i]->setup != NULL && hooks[i]->setup(L) != 0)

@@ -58,7 +58,7 @@ typedef struct weft_loop {
     weft_msg stop_msg;
     atomic_uint_fast64_t heartbeat_ns; /* last loop iteration, read by the watchdog */
     weft_timer tick;                   /* 100 ms: event-loop lag */
-    size_t max_connections;            /* this loop's share of limits.max_connections */
+    size_t max_connections;            /* limits.max_connections, counted across all loops */
     int accept_paused;
     weft_timer accept_retry;
     struct weft_conn *conns_oldest, *conns_newest; /* open client connections, in accept order */

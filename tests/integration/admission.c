@@ -107,6 +107,33 @@ Test(admission, idle_connections_make_room_for_new_clients, .timeout = 120)
     wt_finish(&s);
 }
 
+/* Exactly max_connections clients, spread over two loops, all stay: the
+ * limit counts the loops together (SO_REUSEPORT's hash does not split
+ * connections evenly, and a per-loop share closed idle ones while the
+ * process was below its limit), and reaching the limit with nobody waiting
+ * closes nothing (the c10k runs lost 8 idle connections at every such
+ * moment). The first connections are left idle past the eviction age
+ * (200 ms) before the last one arrives, so that either fault would close
+ * them. */
+Test(admission, exactly_max_connections_all_stay, .timeout = 60)
+{
+    enum { MAX = 40 };
+    wt_server s = {0};
+    wt_start(&s, "threads = 2; listen = [\"127.0.0.1:0\"]; admin = false;\n"
+                 "limits = { max_connections = 40; request_timeout_ms = 60000; };\n"
+                 "routes = ({ path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; });\n");
+    int fds[MAX];
+    for (int i = 0; i < MAX - 1; i++)
+        fds[i] = idle_connection(&s);
+    usleep(300 * 1000); /* past the 200 ms after which an idle connection may be evicted */
+    fds[MAX - 1] = idle_connection(&s);
+    for (int i = 0; i < MAX; i++)
+        cr_expect_eq(hello_on(fds[i]), 200, "connection %d of %d was closed at max_connections = %d", i + 1, MAX, MAX);
+    for (int i = 0; i < MAX; i++)
+        close(fds[i]);
+    wt_finish(&s);
+}
+
 /* The issue's own numbers: 11,000 idle connections from one client against
  * the default max_connections (10,000), then a new client. The flood only
  * connects and never sends a byte (the cheapest attack; h2o would hold such

@@ -207,6 +207,47 @@ Test(workpool, many_threads_run_everything_once)
     weft_workpool_free(p);
 }
 
+/* Submitters signal after unlocking the pool (a woken thread no longer
+ * finds the mutex held): two loops' worth of concurrent submitters, workers
+ * going idle and waking again all the time, must still run every job
+ * exactly once — a lost wake-up would leave work queued and the wait below
+ * failing. */
+enum { SUBMITTERS = 2, PER_SUBMITTER = 3000 };
+static job burst_jobs[SUBMITTERS][PER_SUBMITTER];
+
+static void *submit_burst(void *arg)
+{
+    weft_workpool *p = *(weft_workpool **)arg;
+    static atomic_int next;
+    job *mine = burst_jobs[atomic_fetch_add(&next, 1)];
+    for (int i = 0; i < PER_SUBMITTER; i++) {
+        mine[i].w.run = record;
+        while (weft_workpool_submit(p, &mine[i].w) != 0)
+            sleep_ms(1); /* queue bound reached: the workers catch up */
+        if (i % 64 == 0)
+            sleep_ms(0); /* let workers drain and go back to waiting */
+    }
+    return NULL;
+}
+
+Test(workpool, concurrent_submitters_lose_no_wakeup)
+{
+    weft_workpool *p = weft_workpool_new("burst", 3, 100);
+    cr_assert_not_null(p);
+    pthread_t t[SUBMITTERS];
+    for (int i = 0; i < SUBMITTERS; i++)
+        cr_assert_eq(pthread_create(&t[i], NULL, submit_burst, &p), 0);
+    for (int i = 0; i < SUBMITTERS; i++)
+        pthread_join(t[i], NULL);
+    weft_workpool_stats s = wait_stats(p, 0, SUBMITTERS * PER_SUBMITTER);
+    cr_assert_eq(s.completed, SUBMITTERS * PER_SUBMITTER);
+    for (int k = 0; k < SUBMITTERS; k++)
+        for (int i = 0; i < PER_SUBMITTER; i++)
+            cr_assert_eq(atomic_load(&burst_jobs[k][i].ran), 1, "job %d/%d ran %d times", k, i,
+                         atomic_load(&burst_jobs[k][i].ran));
+    weft_workpool_free(p);
+}
+
 static void *open_later(void *arg)
 {
     (void)arg;
