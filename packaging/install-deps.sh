@@ -11,7 +11,7 @@ what=${1:-build}
 
 build="build-essential cmake pkg-config libh2o-evloop-dev libwslay-dev libssl-dev libconfig-dev libgmp-dev libjansson-dev libpq-dev libsystemd-dev libcriterion-dev libcurl4-openssl-dev"
 run="$build postgresql-15 postgresql-client-15"
-test="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang libclang-rt-14-dev python3 python3-h2 python3-websockets openssl"
+test="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang libclang-rt-14-dev python3 python3-h2 python3-websockets openssl gdb"
 bench="$run wrk nghttp2-client h2o nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
 case $what in
   build) pkgs=$build ;;

@@ -214,6 +214,15 @@ int wt_stop(wt_server *s)
     double deadline = wt_now_ms() + 30000;
     while (waitpid(s->pid, &status, WNOHANG) == 0) {
         if (wt_now_ms() > deadline) {
+            /* A server that does not stop is a bug to find, not only to
+             * kill: every thread's stack goes into its log first. */
+            char cmd[1024];
+            snprintf(cmd, sizeof(cmd),
+                     "command -v gdb >/dev/null && echo '--- weft did not stop within 30 s; its threads:' >> '%s' && "
+                     "timeout 60 gdb -p %d -batch -ex 'thread apply all bt' >> '%s' 2>&1",
+                     s->log, (int)s->pid, s->log);
+            int ignored = system(cmd);
+            (void)ignored;
             kill(s->pid, SIGKILL);
             waitpid(s->pid, &status, 0);
             break;
