@@ -430,7 +430,7 @@ report() {
         echo
         echo "Coroutine switch (\`bench/coro_switch\`, gcc -O2):"
         echo
-        echo '```'
+        echo '```text'
         echo "$CORO_SWITCH"
         echo '```'
     fi
