@@ -21,21 +21,12 @@ static const char *conf = "threads = 2;\n"
 
 static wt_server srv;
 static void start(void) { wt_start(&srv, conf); }
-static void stop(void)
-{
-    if (srv.pid > 0)
-        wt_stop(&srv);
-}
+static void stop(void) { wt_suite_stop(&srv); }
 TestSuite(fdwait, .init = start, .fini = stop, .timeout = 180);
-
-typedef struct policy_param {
-    char name[16];
-} policy_param;
 
 ParameterizedTestParameters(fdwait, each_policy)
 {
-    static policy_param p[] = {{"pool"}, {"coroutine"}, {"reactive"}};
-    return cr_make_param_array(policy_param, p, 3);
+    return wt_policy_params();
 }
 
 static void expect(const char *path, long status, const char *body)
@@ -49,7 +40,7 @@ static void expect(const char *path, long status, const char *body)
 
 /* Readable after the thread writes, writable after it drains, a timeout
  * when nobody does either; and many at once. */
-ParameterizedTest(policy_param *p, fdwait, each_policy)
+ParameterizedTest(wt_policy *p, fdwait, each_policy)
 {
     char path[128];
     snprintf(path, sizeof(path), "/%s/fdwait?ms=50", p->name);
@@ -135,11 +126,10 @@ Test(fdwait, loops_stay_responsive_with_1000_waits_parked)
  * the request counts as cancelled, under each policy. */
 ParameterizedTestParameters(fdwait, a_client_that_leaves_ends_the_wait)
 {
-    static policy_param p[] = {{"pool"}, {"coroutine"}, {"reactive"}};
-    return cr_make_param_array(policy_param, p, 3);
+    return wt_policy_params();
 }
 
-ParameterizedTest(policy_param *p, fdwait, a_client_that_leaves_ends_the_wait)
+ParameterizedTest(wt_policy *p, fdwait, a_client_that_leaves_ends_the_wait)
 {
     char path[128], key[256];
     snprintf(path, sizeof(path), "/%s/fdwait?ms=-1&timeout=120000", p->name);

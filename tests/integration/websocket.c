@@ -25,11 +25,7 @@ static const char *conf = "threads = 2;\n"
 
 static wt_server srv;
 static void start(void) { wt_start(&srv, conf); }
-static void stop(void)
-{
-    if (srv.pid > 0)
-        wt_stop(&srv);
-}
+static void stop(void) { wt_suite_stop(&srv); }
 TestSuite(websocket, .init = start, .fini = stop, .timeout = 240);
 
 static const char *const policies[] = {"pool", "coroutine", "reactive"};
