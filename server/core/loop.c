@@ -302,12 +302,15 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 
 /* ---- life of one loop ---- */
 
-/* Every 100 ms: how late did the loop get round to it? */
+/* Every 100 ms: how late did the loop get round to it? Then the hooks' housekeeping. */
 static void on_tick(weft_timer *t)
 {
     weft_loop *L = H2O_STRUCT_FROM_MEMBER(weft_loop, tick, t);
     uint64_t now = weft_now_ns();
     atomic_store_explicit(&L->stats->lag_ns, now > t->deadline_ns ? now - t->deadline_ns : 0, memory_order_relaxed);
+    for (int i = 0; i < n_hooks; i++)
+        if (hooks[i]->tick != NULL)
+            hooks[i]->tick(L);
     if (!L->stopping)
         weft_timers_add(L->timers, &L->tick, 100, on_tick);
 }

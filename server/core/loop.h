@@ -106,6 +106,7 @@ typedef struct weft_loop_hook {
     int (*setup)(weft_loop *L);
     void (*teardown)(weft_loop *L);
     void (*stop)(weft_loop *L); /* optional: the loop starts draining (SIGTERM) */
+    void (*tick)(weft_loop *L); /* optional: every 100 ms, for housekeeping that can wait */
 } weft_loop_hook;
 
 /** The loop running on this thread, or NULL off the loops. */

@@ -1,9 +1,32 @@
 #include "dispatch/await.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "dispatch/coro.h"
 #include "dispatch/dispatch.h"
 
 enum { MODE_COROUTINE = 1, MODE_WORKER, MODE_ASYNC };
+
+/*
+ * A worker waits on a futex word rather than a mutex and condition variable
+ * set up and torn down for every wait. The loop then wakes it without
+ * holding a lock the woken worker would find taken -- the bounce that cost
+ * the pool's database path a context switch per statement (docs/BENCHMARKS.md)
+ * -- and makes no system call at all when the answer came before the worker
+ * went to sleep.
+ */
+enum { W_PENDING, W_DONE, W_SLEEPING };
+
+static void futex_wait(atomic_int *word, int expected)
+{
+    /* EINTR, EAGAIN (the word already changed) and a stray wake-up all
+     * return to the caller, which looks at the word again. */
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void futex_wake(atomic_int *word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
 
 static void on_cancel(weft_wait *w)
 {
@@ -39,10 +62,11 @@ void weft_await_done(weft_await *a, int rc)
     a->rc = rc;
     switch (a->mode) {
     case MODE_WORKER:
-        pthread_mutex_lock(&a->mu);
-        a->done = 1;
-        pthread_cond_signal(&a->cv);
-        pthread_mutex_unlock(&a->mu); /* the worker may return, dropping `a`, from here on */
+        /* From the exchange on the worker may return, dropping `a`: the
+         * wake-up only names the address (a waiter that later sleeps at the
+         * same address takes it as spurious and looks at its word again). */
+        if (atomic_exchange_explicit(&a->word, W_DONE, memory_order_acq_rel) == W_SLEEPING)
+            futex_wake(&a->word);
         return;
     case MODE_COROUTINE:
         a->done = 1;
@@ -76,16 +100,18 @@ int weft_await_block(weft_await *a)
         if (weft_req_cancelled(r))
             return WEFT_CANCELLED;
         a->mode = MODE_WORKER;
-        pthread_mutex_init(&a->mu, NULL);
-        pthread_cond_init(&a->cv, NULL);
+        atomic_init(&a->word, W_PENDING);
         weft_loop_post(r->loop, &a->msg, on_begin_msg);
-        pthread_mutex_lock(&a->mu);
-        while (!a->done)
-            pthread_cond_wait(&a->cv, &a->mu);
-        pthread_mutex_unlock(&a->mu);
-        pthread_cond_destroy(&a->cv);
-        pthread_mutex_destroy(&a->mu);
-        return a->rc;
+        for (;;) {
+            int w = atomic_load_explicit(&a->word, memory_order_acquire);
+            if (w == W_DONE)
+                return a->rc;
+            if (w == W_PENDING &&
+                !atomic_compare_exchange_strong_explicit(&a->word, &w, W_SLEEPING, memory_order_acq_rel,
+                                                         memory_order_acquire))
+                continue; /* it is W_DONE now */
+            futex_wait(&a->word, W_SLEEPING);
+        }
     case WEFT_EXEC_LOOP:
         break;
     }

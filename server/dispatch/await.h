@@ -7,7 +7,7 @@
  * The caller fills a weft_await and calls weft_await_block() (blocking style) or
  * weft_await_async() (reactive). `start` runs on the request's loop thread:
  *   coroutine  inline; the coroutine is then suspended until done;
- *   pool       posted to the loop; the worker sleeps on a condition variable;
+ *   pool       posted to the loop; the worker sleeps on a futex word;
  *   reactive   weft_await_block() refuses (the loop would wait for itself):
  *              weft_await_async() starts it and runs `complete` once done.
  * The operation ends with exactly one weft_await_done(), on the loop thread,
@@ -24,7 +24,7 @@
 #ifndef WEFT_AWAIT_H
 #define WEFT_AWAIT_H
 
-#include <pthread.h>
+#include <stdatomic.h>
 
 #include "core/loop.h"
 #include "request/cancel.h"
@@ -43,8 +43,7 @@ struct weft_await {
     weft_wait wait;
     weft_msg msg;
     int mode, done, suspended, registered;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    atomic_int word; /* a worker's wait (await.c) */
 };
 
 /**

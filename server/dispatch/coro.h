@@ -23,10 +23,20 @@ typedef void (*weft_coro_fn)(void *arg);
  * whole pages; one PROT_NONE guard page sits below each stack. Under
  * AddressSanitizer 4x that is mapped (instrumented frames are larger), but
  * weft_coro_pool_stack_size() still reports the requested size.
- * max_cached finished stacks are kept for reuse instead of being unmapped.
+ * Finished stacks are kept for reuse instead of being unmapped: always up to
+ * min_cached of them, and beyond that as long as live + cached stays within
+ * the recent high-water mark of live coroutines (see weft_coro_pool_trim).
  * Returns NULL (errno set) on failure or if stack_size is 0.
  */
-weft_coro_pool *weft_coro_pool_new(size_t stack_size, size_t max_cached);
+weft_coro_pool *weft_coro_pool_new(size_t stack_size, size_t min_cached);
+
+/**
+ * Called periodically (the loop's 100 ms tick): lowers the high-water mark
+ * by about an eighth unless live coroutines reached it again since the last
+ * call, and unmaps up to max_unmap cached stacks beyond it (never below
+ * min_cached). Returns how many it unmapped.
+ */
+size_t weft_coro_pool_trim(weft_coro_pool *pool, size_t max_unmap);
 
 /** Unmaps the cached stacks. Every coroutine must have been freed first. */
 void weft_coro_pool_free(weft_coro_pool *pool);

@@ -316,7 +316,7 @@ static int coro_setup(weft_loop *L)
      * report of a stack overflow is lost. */
     if (weft_coro_thread_init() != 0)
         weft_log_warn("loop %d: no coroutine overflow reporter: %s", L->index, strerror(errno));
-    L->coros = weft_coro_pool_new(coro_stack_size, 256);
+    L->coros = weft_coro_pool_new(coro_stack_size, 256); /* and up to the recent peak: coro.h */
     return L->coros != NULL ? 0 : -1;
 }
 
@@ -327,7 +327,15 @@ static void coro_teardown(weft_loop *L)
     weft_coro_thread_cleanup();
 }
 
-static const weft_loop_hook coro_hook = {.setup = coro_setup, .teardown = coro_teardown};
+/* A few hundred munmaps per tick at most (~1 ms): a burst's stacks go back
+ * over a few seconds without a pause in serving. */
+static void coro_tick(weft_loop *L)
+{
+    if (weft_coro_pool_trim(L->coros, 256) > 0)
+        coro_gauges(L);
+}
+
+static const weft_loop_hook coro_hook = {.setup = coro_setup, .teardown = coro_teardown, .tick = coro_tick};
 
 void weft_dispatch_attach(size_t stack_size)
 {

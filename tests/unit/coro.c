@@ -403,7 +403,55 @@ Test(coro, pool_reuses_stacks)
     for (int i = 0; i < 5; i++)
         weft_coro_free(many[i]); /* never started: allowed */
     cr_assert_eq(weft_coro_pool_live(pool), 0);
-    cr_assert_eq(weft_coro_pool_mapped_bytes(pool), 2 * one_stack, "only max_cached stacks stay mapped");
+    cr_assert_eq(weft_coro_pool_mapped_bytes(pool), 5 * one_stack, "the recent peak of 5 stays mapped");
+    for (int i = 0; i < 100; i++)
+        weft_coro_pool_trim(pool, 100);
+    cr_assert_eq(weft_coro_pool_mapped_bytes(pool), 2 * one_stack, "trimmed down to min_cached");
+    weft_coro_pool_free(pool);
+}
+
+/* A steady load reuses its stacks; once it is over they go back, a bounded number per trim. */
+Test(coro, pool_keeps_the_recent_peak_and_trims_the_rest)
+{
+    enum { PEAK = 300, FLOOR = 4 };
+    static weft_coro *co[PEAK];
+    weft_coro_pool *pool = weft_coro_pool_new(10000, FLOOR);
+    for (int i = 0; i < PEAK; i++)
+        co[i] = weft_coro_new(pool, finish_fn, NULL, "/peak");
+    size_t one_stack = weft_coro_pool_mapped_bytes(pool) / PEAK;
+    weft_coro_pool_trim(pool, 1000); /* the tick sees the peak */
+
+    /* Waves of the same size: not one stack mapped or unmapped. */
+    for (int wave = 0; wave < 20; wave++) {
+        for (int i = 0; i < PEAK; i++)
+            weft_coro_free(co[i]);
+        cr_assert_eq(weft_coro_pool_mapped_bytes(pool), PEAK * one_stack, "wave %d: the stacks stay", wave);
+        cr_assert_eq(weft_coro_pool_trim(pool, 1000), 0, "wave %d: a trim between waves keeps them", wave);
+        for (int i = 0; i < PEAK; i++)
+            co[i] = weft_coro_new(pool, finish_fn, NULL, "/peak");
+        cr_assert_eq(weft_coro_pool_mapped_bytes(pool), PEAK * one_stack, "wave %d: all reused", wave);
+        weft_coro_pool_trim(pool, 1000);
+    }
+
+    /* Half stay live: the cache shrinks towards what the peak allows and
+     * each trim unmaps at most what it is given. */
+    for (int i = PEAK / 2; i < PEAK; i++)
+        weft_coro_free(co[i]);
+    size_t before = weft_coro_pool_mapped_bytes(pool), trims = 0, n;
+    while ((n = weft_coro_pool_trim(pool, 7)) > 0 || trims < 5) {
+        cr_assert_leq(n, 7);
+        trims++;
+        cr_assert_lt(trims, 1000, "trimming never ends");
+    }
+    cr_assert_lt(weft_coro_pool_mapped_bytes(pool), before);
+    cr_assert_eq(weft_coro_pool_mapped_bytes(pool), (PEAK / 2 + FLOOR) * one_stack,
+                 "the live ones and min_cached stay: %zu stacks", weft_coro_pool_mapped_bytes(pool) / one_stack);
+    for (int i = 0; i < PEAK / 2; i++)
+        weft_coro_free(co[i]);
+    for (int i = 0; i < 100; i++)
+        weft_coro_pool_trim(pool, 1000);
+    cr_assert_eq(weft_coro_pool_mapped_bytes(pool), FLOOR * one_stack);
+    cr_assert_eq(weft_coro_pool_live(pool), 0);
     weft_coro_pool_free(pool);
 }
 
