@@ -239,7 +239,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
                                               "max_resets", "reset_window_ms", "max_inflight_per_conn",
                                               "max_header_line", "max_headers", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
-    static const char *const log_keys[] = {"level", "access_log", NULL};
+    static const char *const log_keys[] = {"level", "access_log", "request_id_header", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
     static const char *const blocking_keys[] = {"threshold_ms", "interval_s", NULL};
     static const char *const shutdown_keys[] = {"grace_s", NULL};
@@ -313,6 +313,17 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         const char *access = weft_cfg_string(v, g, "log", "access_log", NULL);
         if (access != NULL && access[0] != '\0')
             cfg->log.access_log = weft_cfg_strdup(access);
+        const char *idh = weft_cfg_string(v, g, "log", "request_id_header", "always");
+        static const char *const idh_names[] = {"always", "when_sent", "never"};
+        int found = 0;
+        for (int i = 0; i < 3; i++)
+            if (strcmp(idh, idh_names[i]) == 0) {
+                cfg->log.request_id_header = i;
+                found = 1;
+            }
+        if (!found)
+            weft_cfg_error(v, config_setting_get_member(g, "request_id_header"), "log.request_id_header",
+                           "'%s' is not one of always, when_sent, never", idh);
     }
 
     cfg->coroutine.stack_size = 64 * 1024;

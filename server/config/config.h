@@ -21,6 +21,9 @@ typedef enum weft_dispatch {
 
 const char *weft_dispatch_name(weft_dispatch d);
 
+/* log.request_id_header: which answers carry X-Request-Id. */
+enum { WEFT_REQID_ALWAYS, WEFT_REQID_WHEN_SENT, WEFT_REQID_NEVER };
+
 
 typedef struct weft_tls_cfg {
     char *certificate; /* PEM chain file, leaf first */
@@ -117,7 +120,8 @@ typedef struct weft_config {
     } observability;
     struct {
         int level;
-        char *access_log; /* NULL: no access log */
+        char *access_log;      /* NULL: no access log */
+        int request_id_header; /* WEFT_REQID_ALWAYS, _WHEN_SENT or _NEVER */
     } log;
     struct {
         size_t stack_size;

@@ -82,12 +82,13 @@ static void h2o_setup(const weft_config *cfg)
     weft_observe_register(admin, WEFT_ON_ADMIN);
     weft_respond_register(admin, weft_dev_admin);
     weft_admin_register(admin);
+    weft_respond_request_ids(cfg->log.request_id_header, cfg->log.access_log != NULL);
     if (cfg->log.access_log != NULL) {
         /* Apache's combined format, then the request id plugins log with. */
-        proc.access_log = h2o_access_log_open_handle(
-            cfg->log.access_log,
-            "%h %l %u %t \"%r\" %s %b \"%{Referer}i\" \"%{User-agent}i\" %{x-request-id}o",
-            H2O_LOGCONF_ESCAPE_APACHE);
+        char fmt[128];
+        snprintf(fmt, sizeof(fmt), "%s %s", "%h %l %u %t \"%r\" %s %b \"%{Referer}i\" \"%{User-agent}i\"",
+                 weft_respond_request_id_logfield());
+        proc.access_log = h2o_access_log_open_handle(cfg->log.access_log, fmt, H2O_LOGCONF_ESCAPE_APACHE);
         if (proc.access_log != NULL)
             h2o_access_log_register(path, proc.access_log);
         else

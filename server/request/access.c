@@ -33,6 +33,7 @@ void weft_req_set_id(weft_req *r, const char *incoming, size_t len)
     int sane = incoming != NULL && len >= 1 && len < sizeof(r->id);
     for (size_t i = 0; sane && i < len; i++)
         sane = id_char(incoming[i]);
+    r->id_sent = sane;
     if (sane) {
         memcpy(r->id, incoming, len);
         r->id[len] = '\0';

@@ -93,6 +93,7 @@ struct weft_req {
     int peer_port, local_port;
     int addrs_formatted;
     char id[65];
+    int id_sent; /* the id is the client's X-Request-Id */
     /* streamed response (stream.c) */
     int streamed;                            /* the head went out; the body follows in flushes */
     struct weft_stream *stream;              /* lives in h2o's pool; NULL once the client left */

@@ -5,7 +5,22 @@
 #include <strings.h>
 
 #include "base/log.h"
+#include "config/config.h"
 #include "request/route.h"
+
+static int id_header = WEFT_REQID_ALWAYS;
+static int id_env; /* the access log reads the id from the request's environment */
+
+void weft_respond_request_ids(int header_mode, int access_log)
+{
+    id_header = header_mode;
+    id_env = access_log && header_mode != WEFT_REQID_ALWAYS;
+}
+
+const char *weft_respond_request_id_logfield(void)
+{
+    return id_header == WEFT_REQID_ALWAYS ? "%{x-request-id}o" : "%{WEFT_REQUEST_ID}e";
+}
 
 const char *weft_reason_phrase(int status)
 {
@@ -109,10 +124,18 @@ void weft_respond_head(h2o_req_t *req, weft_req *r)
     if (!has_type && (r->res_len > 0 || r->streamed))
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
                        H2O_STRLIT("text/plain; charset=utf-8"));
-    /* The id the plugin saw, for the client and the access log. */
-    if (r->id[0] != '\0') {
+    /* The id the plugin saw, for the client and the access log. Over
+     * HTTP/2 the header costs: libh2o 2.2.5's HPACK encoder adds every value
+     * of a name it does not know to the connection's table, which is why an
+     * operator may send it only to clients that sent one, or not at all. */
+    int send = id_header == WEFT_REQID_ALWAYS || (id_header == WEFT_REQID_WHEN_SENT && r->id_sent);
+    if (r->id[0] != '\0' && (send || id_env)) {
         h2o_iovec_t id = h2o_strdup(&req->pool, r->id, strlen(r->id));
-        h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-request-id"), 0, NULL, id.base, id.len);
+        if (send)
+            h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-request-id"), 0, NULL, id.base,
+                                  id.len);
+        if (id_env)
+            *h2o_req_getenv(req, H2O_STRLIT("WEFT_REQUEST_ID"), 1) = id;
     }
 }
 

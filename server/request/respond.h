@@ -24,6 +24,14 @@ void weft_respond_text(h2o_req_t *req, int status, const char *message);
  * otherwise answers 405 with that Allow header and returns 0.
  */
 int weft_respond_method_ok(h2o_req_t *req, const char *allow);
+/**
+ * Start-up: which answers carry X-Request-Id (log.request_id_header), and
+ * whether the access log reads the id from the request's WEFT_REQUEST_ID
+ * environment instead (it does when not every answer carries the header).
+ */
+void weft_respond_request_ids(int header_mode, int access_log);
+/** The access log's field for the request id, for the mode given above. */
+const char *weft_respond_request_id_logfield(void);
 /** Status and headers of `r` into h2o's response (500 if it failed without saying how). */
 void weft_respond_head(h2o_req_t *req, weft_req *r);
 /** Sends the response a handler built in `r` (500 if it failed without saying how); ends a stream. */

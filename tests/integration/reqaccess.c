@@ -130,3 +130,49 @@ Test(reqaccess, request_id_in_log_lines_and_access_log)
     fclose(f);
     cr_assert(strstr(all, "\"GET /coroutine/info/1?do=log HTTP/1.1\" 200") && strstr(all, " find-me-123\n"), "%s", all);
 }
+
+/* log.request_id_header: which answers carry the id; the access log has it either way. */
+static wt_server idsrv;
+static void idsrv_stop(void) { wt_suite_stop(&idsrv); }
+TestSuite(reqid_header, .fini = idsrv_stop, .timeout = 60);
+
+static void id_header_run(const char *mode, int echoed)
+{
+    wt_startf(&idsrv,
+              "threads = 1; " WT_LISTEN "\n"
+              "log = { access_log = \"%s/access.log\"; request_id_header = \"%s\"; };\n"
+              "routes = ( { path = \"/info/{id}\"; plugin = \"reqinfo\"; dispatch = \"reactive\"; } );\n",
+              idsrv.dir, mode);
+    const char *hdrs[] = {"X-Request-Id: sent-by-client-7", NULL};
+    char v[96];
+    wt_resp r;
+    cr_assert_eq(wt_http_headers(&idsrv, "GET", "/info/1?n=sent", hdrs, NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.body, "\nid=sent-by-client-7\n") != NULL, "the plugin sees the id: %s", r.body);
+    if (echoed)
+        cr_assert_str_eq(wt_header(&r, "x-request-id", v, sizeof(v)), "sent-by-client-7");
+    else
+        cr_assert_null(wt_header(&r, "x-request-id", v, sizeof(v)), "%s: sent back: %s", mode, r.headers);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http(&idsrv, "GET", "/info/1?n=none", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    cr_assert_null(wt_header(&r, "x-request-id", v, sizeof(v)), "%s: a made-up id sent back: %s", mode, r.headers);
+    const char *made_up = strstr(r.body, "\nid=");
+    cr_assert_not_null(made_up, "%s", r.body);
+    char id[40] = "";
+    sscanf(made_up + 4, "%39[^\n]", id);
+    cr_assert_geq(strlen(id), 8, "%s", r.body);
+    wt_resp_free(&r);
+    wt_finish(&idsrv); /* the access log is complete once the server stopped */
+    char path[400], want[128];
+    snprintf(path, sizeof(path), "%s/access.log", idsrv.dir);
+    char *log = wt_read_file(path);
+    cr_assert_not_null(log, "no access log at %s", path);
+    cr_assert(strstr(log, "?n=sent HTTP/1.1\" 200") && strstr(log, " sent-by-client-7\n"), "%s", log);
+    snprintf(want, sizeof(want), " %s\n", id);
+    cr_assert(strstr(log, "?n=none HTTP/1.1\" 200") && strstr(log, want), "made-up id %s not logged:\n%s", id, log);
+    free(log);
+}
+
+Test(reqid_header, when_sent_echoes_only_the_clients_id) { id_header_run("when_sent", 1); }
+Test(reqid_header, never_sends_it_but_still_logs_it) { id_header_run("never", 0); }

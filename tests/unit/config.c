@@ -150,6 +150,7 @@ Test(config, good_config_parses, .init = tmp_setup, .fini = tmp_teardown)
 
     cr_assert_eq(cfg->limits.max_body, 4096);
     cr_assert_eq(cfg->log.level, WEFT_LOG_DEBUG);
+    cr_assert_eq(cfg->log.request_id_header, WEFT_REQID_ALWAYS, "X-Request-Id on every answer by default");
     cr_assert_str_eq(cfg->log.access_log, "/var/log/weft/access.log");
     cr_assert_eq(cfg->coroutine.stack_size, 131072);
     cr_assert_eq(cfg->blocking.threshold_ms, 50);
@@ -467,6 +468,9 @@ static const bad_case bad_cases[] = {
     {"bad log level",
      "log = { level = \"verbose\"; };\n",
      {"weft.conf:1: ", "log.level", "'verbose'"}},
+    {"bad request id header mode",
+     "log = {\n  request_id_header = \"sometimes\";\n};\n",
+     {"weft.conf:2: ", "log.request_id_header", "'sometimes'", "always, when_sent, never"}},
 };
 
 #define N_BAD (sizeof(bad_cases) / sizeof(bad_cases[0]))

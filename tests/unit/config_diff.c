@@ -46,6 +46,7 @@ ParameterizedTestParameters(config_diff, reload_refusals)
         {"limits = { idle_timeout_ms = 2000; };", "limits.idle_timeout_ms"},
         {"limits = { max_body = 1024; };", "limits.max_body"},
         {"coroutine = { stack_size = 131072; };", "coroutine.stack_size"},
+        {"log = { request_id_header = \"never\"; };", "log.request_id_header"},
         /* these are read per generation: a reload applies them */
         {"limits = { max_connections_per_ip = 4; };", ""},
         {"limits = { timeout_ms = 250; };", ""},
