@@ -223,10 +223,13 @@ fi
 if want servers; then
     log "weft vs h2o vs nginx"
     command -v h2o >/dev/null && command -v nginx >/dev/null || die "h2o or nginx missing: packaging/install-deps.sh bench"
-    free_port wp wt hp ht np nc nt
+    free_port wp wt hp ht np nc nt qp qt
     weft_conf "$TMP/srv.conf" "$wp" "routes = ( $routes_hello
   { path = \"/coroutine/delay\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 200; }; } );"
     sed -i "s|^listen = .*|listen = ( \"127.0.0.1:$wp\", { address = \"127.0.0.1:$wt\"; tls = { certificate = \"$TMP/cert.pem\"; key = \"$TMP/key.pem\"; }; } );|" "$TMP/srv.conf"
+    # The same server without the X-Request-Id response header (log.request_id_header = "never").
+    sed -e "s|127.0.0.1:$wp|127.0.0.1:$qp|; s|127.0.0.1:$wt|127.0.0.1:$qt|" \
+        -e 's|^log = .*|log = { level = "warn"; request_id_header = "never"; };|' "$TMP/srv.conf" >"$TMP/srv-noid.conf"
     cat >"$TMP/h2o.yaml" <<EOF
 num-threads: $NCPU
 user: nobody
@@ -269,6 +272,7 @@ http {
 }
 EOF
     start_weft "$TMP/srv.conf" "$wp"
+    start_weft "$TMP/srv-noid.conf" "$qp"
     h2o -c "$TMP/h2o.yaml" >"$TMP/h2o.log" 2>&1 &
     PIDS+=($!)
     nginx -c "$TMP/nginx.conf" -e "$TMP/nginx.err" >/dev/null 2>&1 &
@@ -278,12 +282,12 @@ EOF
     h1() { run_wrk 100 "$SECS" "$1"; }
     h2() { run_h2load 10 10 "$SECS" "$1"; }
     rows="" chart=""
-    for proto in "HTTP/1.1 (wrk -c100)|h1|http://127.0.0.1:%s/hello|$wp|$hp|$np" \
-        "h2 over TLS (h2load -c10 -m10)|h2|https://127.0.0.1:%s/hello|$wt|$ht|$nt" \
-        "h2c (h2load -c10 -m10)|h2|http://127.0.0.1:%s/hello|$wp|$hp|$nc"; do
-        IFS='|' read -r name fn url p_w p_h p_n <<<"$proto"
+    for proto in "HTTP/1.1 (wrk -c100)|h1|http://127.0.0.1:%s/hello|$wp|$hp|$np|$qp" \
+        "h2 over TLS (h2load -c10 -m10)|h2|https://127.0.0.1:%s/hello|$wt|$ht|$nt|$qt" \
+        "h2c (h2load -c10 -m10)|h2|http://127.0.0.1:%s/hello|$wp|$hp|$nc|$qp"; do
+        IFS='|' read -r name fn url p_w p_h p_n p_q <<<"$proto"
         declare -A med=()
-        for srv in weft:$p_w h2o:$p_h nginx:$p_n; do
+        for srv in weft:$p_w weft-no-id:$p_q h2o:$p_h nginx:$p_n; do
             # shellcheck disable=SC2059
             repeat "$fn" "$(printf "$url" "${srv#*:}")"
             med[${srv%%:*}]=$R_MED
@@ -292,6 +296,8 @@ EOF
         done
         ratio=$(awk -v a="${med[weft]}" -v b="${med[h2o]}" 'BEGIN { printf "%.2f", a / b }')
         rows+="| $name | **weft / h2o: $ratio×** | target ≥ 0.95× | $(met "$ratio" 0.95) |"$'\n'
+        ratio=$(awk -v a="${med[weft-no-id]}" -v b="${med[h2o]}" 'BEGIN { printf "%.2f", a / b }')
+        rows+="| $name | **weft-no-id / h2o: $ratio×** | target ≥ 0.95× | $(met "$ratio" 0.95) |"$'\n'
     done
     repeat run_h2load 100 10 "$SECS" "http://127.0.0.1:$wp/coroutine/delay"
     delay_row="| /coroutine/delay, h2c, 100 connections × 10 streams | $(fmt "$R_MED" "$R_MIN" "$R_MAX")$(flag) | 5000 | $(field errors) |"
@@ -302,6 +308,8 @@ EOF
 
 Same machine, same run, $NCPU threads / workers each, the same self-signed P-256 certificate. weft answers \`/hello\` from the hello
 plugin (reactive); h2o and nginx serve the same 5 bytes from a static file. ${SECS} s per run, median of 3 (min–max).
+weft-no-id is the same weft with \`log.request_id_header = \"never\"\` (docs/CONFIG.md): no \`X-Request-Id\` on the answers,
+which over h2 libh2o 2.2.5 adds to the connection's HPACK table one new value per response.
 
 | protocol | server | req/s | errors |
 |---|---|---:|---:|
