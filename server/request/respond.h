@@ -26,8 +26,9 @@ void weft_respond_text(h2o_req_t *req, int status, const char *message);
 int weft_respond_method_ok(h2o_req_t *req, const char *allow);
 /**
  * Start-up: which answers carry X-Request-Id (log.request_id_header), and
- * whether the access log reads the id from the request's WEFT_REQUEST_ID
- * environment instead (it does when not every answer carries the header).
+ * whether an access log is written (when not every answer carries the
+ * header, the log reads the id from the request's X-Request-Id, which is
+ * then set to the id the plugin saw).
  */
 void weft_respond_request_ids(int header_mode, int access_log);
 /** The access log's field for the request id, for the mode given above. */
