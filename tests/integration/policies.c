@@ -280,3 +280,40 @@ Test(overflow, coroutine_stack_overflow_names_route, .timeout = 60)
     free(log);
     wt_finish(&srv);
 }
+
+/* ---- coroutine stacks: kept while a burst lasts, given back after it ---- */
+
+static wt_server burst;
+static void burst_stop(void) { wt_suite_stop(&burst); }
+TestSuite(coro_stacks, .fini = burst_stop, .timeout = 120);
+
+enum { BURST = 600 };
+static long burst_status[BURST];
+static void *burst_client(void *arg)
+{
+    (void)arg;
+    wt_http_many(&burst, "/d", BURST, burst_status, NULL);
+    return NULL;
+}
+
+Test(coro_stacks, a_bursts_stacks_go_back_on_the_loops_tick)
+{
+    wt_start(&burst, "threads = 1;\n" WT_LISTEN "\n"
+                     "routes = ( { path = \"/d\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 1500; }; } );\n");
+    wt_resp r;
+    cr_assert_eq(wt_http(&burst, "GET", "/d", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    wt_resp_free(&r);
+    double one = wt_metric(&burst, "weft_coroutine_stack_bytes"); /* one stack, cached */
+    cr_assert_gt(one, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, burst_client, NULL);
+    /* Well past the 256 stacks a loop always keeps (dispatch.c). */
+    wt_wait_metric(&burst, "weft_coroutines_live", 400, 30000);
+    pthread_join(t, NULL);
+    for (int i = 0; i < BURST; i++)
+        cr_assert_eq(burst_status[i], 200, "request %d: %ld", i, burst_status[i]);
+    /* Nothing runs now: the loop's tick lowers the high-water mark and unmaps the rest. */
+    wt_wait_metric_eq(&burst, "weft_coroutine_stack_bytes", 256 * one, 30000);
+    wt_finish(&burst);
+}
