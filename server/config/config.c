@@ -282,22 +282,10 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     cfg->observability.metrics = cfg->observability.health = WEFT_ON_MAIN;
     if ((g = weft_cfg_member(v, root, "", "observability", CONFIG_TYPE_GROUP)) != NULL) {
         weft_cfg_check_keys(v, g, "observability", obs_keys);
-        const char *names[] = {"metrics", "health"};
-        int *dst[] = {&cfg->observability.metrics, &cfg->observability.health};
-        for (int i = 0; i < 2; i++) {
-            const char *val = weft_cfg_string(v, g, "observability", names[i], "main");
-            if (strcmp(val, "main") == 0)
-                *dst[i] = WEFT_ON_MAIN;
-            else if (strcmp(val, "admin") == 0)
-                *dst[i] = WEFT_ON_ADMIN;
-            else if (strcmp(val, "off") == 0)
-                *dst[i] = WEFT_OFF;
-            else {
-                char where[64];
-                snprintf(where, sizeof(where), "observability.%s", names[i]);
-                weft_cfg_error(v, config_setting_get_member(g, names[i]), where, "'%s' is not one of main, admin, off", val);
-            }
-        }
+        static const char *const places[] = {"main", "admin", "off"};
+        static const int place_of[] = {WEFT_ON_MAIN, WEFT_ON_ADMIN, WEFT_OFF};
+        cfg->observability.metrics = place_of[weft_cfg_choice(v, g, "observability", "metrics", places, 3, 0)];
+        cfg->observability.health = place_of[weft_cfg_choice(v, g, "observability", "health", places, 3, 0)];
     }
 
     cfg->log.level = WEFT_LOG_INFO;
@@ -313,17 +301,10 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         const char *access = weft_cfg_string(v, g, "log", "access_log", NULL);
         if (access != NULL && access[0] != '\0')
             cfg->log.access_log = weft_cfg_strdup(access);
-        const char *idh = weft_cfg_string(v, g, "log", "request_id_header", "always");
+        /* In the order of WEFT_REQID_*. */
         static const char *const idh_names[] = {"always", "when_sent", "never"};
-        int found = 0;
-        for (int i = 0; i < 3; i++)
-            if (strcmp(idh, idh_names[i]) == 0) {
-                cfg->log.request_id_header = i;
-                found = 1;
-            }
-        if (!found)
-            weft_cfg_error(v, config_setting_get_member(g, "request_id_header"), "log.request_id_header",
-                           "'%s' is not one of always, when_sent, never", idh);
+        cfg->log.request_id_header =
+            weft_cfg_choice(v, g, "log", "request_id_header", idh_names, 3, WEFT_REQID_ALWAYS);
     }
 
     cfg->coroutine.stack_size = 64 * 1024;

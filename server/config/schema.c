@@ -121,6 +121,25 @@ const char *weft_cfg_string(vctx *v, const config_setting_t *group, const char *
     return s == NULL ? def : config_setting_get_string(s);
 }
 
+int weft_cfg_choice(vctx *v, const config_setting_t *group, const char *where, const char *name,
+                    const char *const *names, int n, int def)
+{
+    const char *val = weft_cfg_string(v, group, where, name, NULL);
+    if (val == NULL)
+        return def;
+    char list[256] = "";
+    for (int i = 0; i < n; i++) {
+        if (strcmp(val, names[i]) == 0)
+            return i;
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof(list) - len, "%s%s", i > 0 ? ", " : "", names[i]);
+    }
+    char p[256];
+    weft_cfg_path_join(p, sizeof(p), where, name);
+    weft_cfg_error(v, config_setting_get_member(group, name), p, "'%s' is not one of %s", val, list);
+    return def;
+}
+
 config_setting_t *weft_cfg_require(vctx *v, const config_setting_t *group, const char *where, const char *name,
                                  int type)
 {

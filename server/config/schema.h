@@ -33,6 +33,13 @@ long long weft_cfg_int(vctx *v, const config_setting_t *group, const char *where
 /** A pointer owned by the libconfig tree (lives as long as cfg->lc). */
 const char *weft_cfg_string(vctx *v, const config_setting_t *group, const char *where, const char *name,
                             const char *def);
+/**
+ * The index in `names` (n of them) of the string setting `name`, `def` when
+ * it is absent; an unknown value is reported ("'x' is not one of a, b, c")
+ * and gives `def` too.
+ */
+int weft_cfg_choice(vctx *v, const config_setting_t *group, const char *where, const char *name,
+                    const char *const *names, int n, int def);
 config_setting_t *weft_cfg_require(vctx *v, const config_setting_t *group, const char *where, const char *name,
                                    int type);
 /** `dir` relative to the config file's directory (absolute paths as they are), malloc'd. */
