@@ -19,24 +19,11 @@ BUILD=${WEFT_BUILD:-$ROOT/build-bench}
 STREAMS=${STREAMS:-1000}
 INTERVAL_MS=${INTERVAL_MS:-2000}
 DOC=$ROOT/docs/BENCHMARKS.md
-WRITE=0
-[[ ${1:-} == --write ]] && WRITE=1
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/weft-events.XXXXXX")
-PIDS=()
-log() { echo "events_rss.sh: $*" >&2; }
-die() { log "$*"; exit 1; }
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 # shellcheck source=bench/r2lib.sh
 . "$ROOT/bench/r2lib.sh"
-cleanup() {
-    local rc=$? p
-    for p in "${PIDS[@]}"; do stop_pid "$p"; done
-    rm -rf "$TMP" || true
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_setup events_rss "$@"
 
 for t in wrk curl; do command -v $t >/dev/null || die "$t missing: packaging/install-deps.sh bench"; done
 ulimit -n 8192 2>/dev/null || ulimit -n "$(ulimit -Hn)"

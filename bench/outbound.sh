@@ -27,24 +27,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${WEFT_BUILD:-$ROOT/build-bench}
 SECS=${BENCH_SECONDS:-5}
 DOC=$ROOT/docs/BENCHMARKS.md
-WRITE=0
-[[ ${1:-} == --write ]] && WRITE=1
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/weft-outbound.XXXXXX")
-PIDS=()
-log() { echo "outbound.sh: $*" >&2; }
-die() { log "$*"; exit 1; }
-cleanup() {
-    local rc=$? p
-    for p in "${PIDS[@]}"; do stop_pid "$p"; done
-    rm -rf "$TMP" || true
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 # shellcheck source=bench/r2lib.sh
 . "$ROOT/bench/r2lib.sh"
+bench_setup outbound "$@"
 
 for t in wrk curl cc; do command -v $t >/dev/null || die "$t missing: packaging/install-deps.sh bench"; done
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"

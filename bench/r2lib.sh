@@ -1,6 +1,32 @@
 # Helpers of bench/round2.sh (sourced, not run): repeated measurements with
 # median and range, load generators' reports, reference servers, SVG charts.
-# Expects ROOT, TMP, SECS and log()/die() from the caller.
+# Expects ROOT (and SECS for the measurements) from the caller, which calls
+# bench_setup first.
+
+# ---- a script's start ----
+
+# bench_setup NAME "$@" — what every bench script sets up first: WRITE (1 with
+# --write as first argument), TMP (removed at exit, and a private PostgreSQL
+# in $TMP/pg stopped if one was started there), PIDS (processes stopped at
+# exit), log() and die() naming the script.
+bench_setup() {
+    BENCH_NAME=$1
+    WRITE=0
+    [[ ${2:-} == --write ]] && WRITE=1
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/weft-$1.XXXXXX")
+    PIDS=()
+    trap bench_cleanup EXIT
+    trap 'exit 130' INT TERM
+}
+log() { echo "${BENCH_NAME:-bench}.sh: $*" >&2; }
+die() { log "$*"; exit 1; }
+bench_cleanup() {
+    local rc=$? p # the script's own status, whatever cleaning up returns
+    for p in "${PIDS[@]}"; do stop_pid "$p"; done
+    "$ROOT/packaging/pgdev.sh" stop "$TMP/pg" >/dev/null 2>&1 || true
+    rm -rf "$TMP" || true
+    exit "$rc"
+}
 
 # ---- statistics ----
 

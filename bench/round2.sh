@@ -29,26 +29,12 @@ SECS=${BENCH_SECONDS:-5}
 ONLY=${ROUND2_ONLY:-policies rss start c10k servers db reload}
 DOC=$ROOT/docs/BENCHMARKS.md
 CHARTS=$ROOT/docs/charts
-WRITE=0
-[[ ${1:-} == --write ]] && WRITE=1
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/weft-r2.XXXXXX")
-chmod 755 "$TMP" # h2o and nginx workers run as nobody and read the certificate and file
-PIDS=()
-log() { echo "round2.sh: $*" >&2; }
-die() { log "$*"; exit 1; }
-cleanup() {
-    local rc=$? p # the script's own status, whatever cleaning up returns
-    for p in "${PIDS[@]}"; do stop_pid "$p"; done
-    "$ROOT/packaging/pgdev.sh" stop "$TMP/pg" >/dev/null 2>&1 || true
-    rm -rf "$TMP" || true
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 # shellcheck source=bench/r2lib.sh
 . "$ROOT/bench/r2lib.sh"
+bench_setup round2 "$@"
+chmod 755 "$TMP" # h2o and nginx workers run as nobody and read the certificate and file
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 for t in wrk h2load curl openssl; do command -v $t >/dev/null || die "$t missing: packaging/install-deps.sh bench"; done

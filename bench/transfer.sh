@@ -23,25 +23,11 @@ BUILD=${WEFT_BUILD:-$ROOT/build-bench}
 SECS=${BENCH_SECONDS:-5}
 CONNS=${BENCH_CONNS:-32}
 DOC=$ROOT/docs/BENCHMARKS.md
-WRITE=0
-[[ ${1:-} == --write ]] && WRITE=1
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/weft-transfer.XXXXXX")
-PIDS=()
-log() { echo "transfer.sh: $*" >&2; }
-die() { log "$*"; exit 1; }
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 # shellcheck source=bench/r2lib.sh
 . "$ROOT/bench/r2lib.sh"
-cleanup() {
-    local rc=$? p
-    for p in "${PIDS[@]}"; do stop_pid "$p"; done
-    "$ROOT/packaging/pgdev.sh" stop "$TMP/pg" >/dev/null 2>&1 || true
-    rm -rf "$TMP" || true
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_setup transfer "$@"
 
 command -v pgbench >/dev/null || PATH=$PATH:$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1)
 for t in wrk curl pgbench psql; do command -v $t >/dev/null || die "$t missing: packaging/install-deps.sh bench"; done
