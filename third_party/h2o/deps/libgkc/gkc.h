@@ -1,0 +1,37 @@
+/*
+ * Copyright (c) 2016 Fastly, Inc.
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to
+ * deal in the Software without restriction, including without limitation the
+ * rights to use, copy, modify, merge, publish, distribute, sublicense, and/or
+ * sell copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in
+ * all copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING
+ * FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS
+ * IN THE SOFTWARE.
+ */
+
+#ifndef __GKC_H__
+#define __GKC_H__
+
+struct gkc_summary;
+
+void gkc_print_summary(struct gkc_summary *s);
+void gkc_insert_value(struct gkc_summary *s, double value);
+unsigned long gkc_query(struct gkc_summary *s, double q);
+void gkc_summary_free(struct gkc_summary *s);
+struct gkc_summary *gkc_summary_alloc(double epsilon);
+void gkc_summary_init(struct gkc_summary *s, double epsilon);
+void gkc_sanity_check(struct gkc_summary *s);
+struct gkc_summary *gkc_combine(struct gkc_summary *s1, struct gkc_summary *s2);
+
+#endif /* __GKC_H__ */

@@ -1,0 +1,3 @@
+c, link = emk.module("c", "link")
+
+emk.subdir("test")
