@@ -24,6 +24,7 @@ commit=$(git -C "$clone" rev-parse --verify "$commit^{commit}")
 keep="LICENSE README.md CMakeLists.txt libh2o-evloop.pc.in include lib src
  deps/cloexec deps/golombset deps/hiredis deps/klib deps/libgkc deps/libyrmcds
  deps/picohttpparser deps/neverbleed deps/yoml
+ deps/ssl-conservatory/LICENSE deps/ssl-conservatory/README.md deps/ssl-conservatory/openssl/openssl_hostname_validation.c deps/ssl-conservatory/openssl/openssl_hostname_validation.h
  deps/picotls/README.md deps/picotls/include deps/picotls/lib
  deps/picotls/deps/cifra deps/picotls/deps/micro-ecc
  deps/quicly/LICENSE deps/quicly/README.md deps/quicly/include deps/quicly/lib
