@@ -343,8 +343,8 @@ void weft_loops_stop(int grace_s)
 
 static int loop_drained(weft_loop *L)
 {
-    return L->inflight == 0 && h2o_linklist_is_empty(&L->ctx.http1._conns) &&
-           h2o_linklist_is_empty(&L->ctx.http2._conns);
+    return L->inflight == 0 && L->ctx._conns.num_conns.idle + L->ctx._conns.num_conns.active +
+                                       L->ctx._conns.num_conns.shutdown == 0;
 }
 
 static h2o_socket_t *listen_on(weft_loop *L, int fd)
@@ -398,10 +398,6 @@ static void loop_teardown(weft_loop *L)
     weft_timers_cancel(L->timers, &L->accept_retry);
     weft_timers_free(L->timers);
     h2o_evloop_run(L->evloop, 0);
-    /* h2o's HTTP/2 shutdown arms a 1 s "second GOAWAY" entry even with no
-     * HTTP/2 connection; with every connection gone it has nothing to do. */
-    if (h2o_timeout_is_linked(&L->ctx.http2._graceful_shutdown_timeout))
-        h2o_timeout_unlink(&L->ctx.http2._graceful_shutdown_timeout);
     h2o_multithread_unregister_receiver(L->queue, &L->receiver);
     h2o_multithread_destroy_queue(L->queue);
     h2o_context_dispose(&L->ctx);

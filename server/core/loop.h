@@ -81,6 +81,10 @@ typedef struct weft_conn {
     int peer_counted;       /* counted for limits.max_connections_per_ip: released at close */
     weft_peer_key peer;
     weft_sockaddr local;    /* getsockname once, at its first request (AF_UNSPEC until then) */
+    /* Per-connection state of the layers above, zeroed at accept and gone
+     * with the record: it lives exactly as long as the connection, so no
+     * shared table can fill up (http/abuse.c keeps its budget here). */
+    _Alignas(8) unsigned char ext[32];
 } weft_conn;
 
 /** The record of an accepted client socket (NULL for any other socket). Loop thread. */

@@ -227,11 +227,11 @@ static void run_pool(weft_req *r)
 /* ---- a reactive start after h2o's read (weft_dispatch_start_multiplexed) ---- */
 
 typedef struct start_later {
-    h2o_timeout_entry_t entry;
+    h2o_timer_t entry;
     weft_req *r;
 } start_later;
 
-static void on_start_later(h2o_timeout_entry_t *e)
+static void on_start_later(h2o_timer_t *e)
 {
     weft_req *r = H2O_STRUCT_FROM_MEMBER(start_later, entry, e)->r;
     if (r->hreq == NULL) {
@@ -250,8 +250,8 @@ static int drop_start_later(weft_req *r)
     start_later *sl = r->start_later;
     if (sl == NULL)
         return 0;
-    if (h2o_timeout_is_linked(&sl->entry))
-        h2o_timeout_unlink(&sl->entry);
+    if (h2o_timer_is_linked(&sl->entry))
+        h2o_timer_unlink(&sl->entry);
     r->start_later = NULL;
     return 1;
 }
@@ -263,11 +263,12 @@ void weft_dispatch_start_multiplexed(weft_req *r)
         weft_dispatch_start(r);
         return;
     }
-    /* The context's zero timeout runs after the loop has handled every
-     * socket it polled, reads included: by then h2o has parsed the resets. */
-    *sl = (start_later){.entry = {.cb = on_start_later}, .r = r};
+    /* A 0 ms timer runs after the loop has handled every socket it polled,
+     * reads included: by then h2o has parsed the resets. */
+    *sl = (start_later){.r = r};
+    h2o_timer_init(&sl->entry, on_start_later);
     r->start_later = sl;
-    h2o_timeout_link(r->loop->ctx.loop, &r->loop->ctx.zero_timeout, &sl->entry);
+    h2o_timer_link(r->loop->ctx.loop, 0, &sl->entry);
 }
 
 void weft_dispatch_cancel(weft_req *r, int reason)

@@ -88,7 +88,7 @@ static void absolute_form_to_path(h2o_req_t *req)
     if (at == len || (q != NULL && (size_t)(q - b) < at)) {
         /* No path: the target is the root (with the query, if any). */
         size_t qlen = q != NULL ? len - (size_t)(q - b) : 0;
-        char *n = h2o_mem_alloc_pool(&req->pool, qlen + 1);
+        char *n = h2o_mem_alloc_pool(&req->pool, char, qlen + 1);
         n[0] = '/';
         memcpy(n + 1, q != NULL ? q : "", qlen);
         req->path = h2o_iovec_init(n, qlen + 1);
@@ -105,7 +105,7 @@ int weft_framing_check(h2o_req_t *req)
     if (req->version >= 0x200)
         return 0; /* HTTP/2 framing is binary: nothing of this applies */
     absolute_form_to_path(req);
-    h2o_socket_t *sock = req->conn->callbacks->get_socket != NULL ? req->conn->callbacks->get_socket(req->conn) : NULL;
+    h2o_socket_t *sock = weft_h2o_req_socket(req);
     if (sock == NULL || sock->input == NULL)
         return 0;
     /* The head is at the start of the input buffer while its request is

@@ -79,9 +79,9 @@ static void on_h1_readable(h2o_socket_t *sock, const char *err)
 static void h1_watch(weft_req_link *link)
 {
     h2o_req_t *req = link->req;
-    if (req->version >= 0x200 || req->conn->callbacks->get_socket == NULL)
+    if (req->version >= 0x200)
         return;
-    h2o_socket_t *sock = req->conn->callbacks->get_socket(req->conn);
+    h2o_socket_t *sock = weft_h2o_req_socket(req);
     if (sock == NULL)
         return;
     link->h1_sock = sock;
@@ -159,7 +159,7 @@ static void complete(weft_req *r)
     }
     weft_generation *g = r->route->gen;
     uint64_t now = weft_now_ns();
-    weft_abuse_request_end(r->conn_id);
+    weft_abuse_request_end(r->conn);
     if (r->conn != NULL)
         weft_conn_busy(r->conn, -1, now);
     L->inflight--;
@@ -241,7 +241,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     /* Route on the raw path, not h2o's decoded one: "%2F" must not become a
      * separator and a parameter must be decoded once, not twice. */
     size_t raw_len = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
-    char *norm = h2o_mem_alloc_pool(&req->pool, raw_len + 2);
+    char *norm = h2o_mem_alloc_pool(&req->pool, char, raw_len + 2);
     long norm_len = weft_path_normalize(req->path.base, raw_len, norm);
     if (norm_len < 0 || (req->query_at != SIZE_MAX && memmem(req->path.base + req->query_at, req->path.len - req->query_at, "%00", 3) != NULL)) {
         weft_respond_text(req, 400, "bad request target: an encoded NUL (%00) or a path above the root");
@@ -267,15 +267,14 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     /* Before anything is copied: a connection past its budget costs nothing more.
      * One clock read serves the budget and the request's latency. */
     uint64_t now = weft_now_ns();
-    if (weft_abuse_request_start(L, req, now) != 0) {
+    weft_conn *conn = weft_conn_of(weft_h2o_req_socket(req));
+    if (weft_abuse_request_start(L, req, conn, now) != 0) {
         weft_respond_text(req, 503, "connection closed: past its abuse budget");
         return 0;
     }
-    weft_conn *conn =
-        weft_conn_of(req->conn->callbacks->get_socket != NULL ? req->conn->callbacks->get_socket(req->conn) : NULL);
     weft_req *r = copy_request(req, &m, route, method_bit, conn);
     if (r == NULL) {
-        weft_abuse_request_end(req->conn->id);
+        weft_abuse_request_end(conn);
         weft_respond_text(req, 503, "server out of memory");
         return 0;
     }

@@ -1,5 +1,6 @@
 #include "outbound/outbound.h"
 
+#include <ctype.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,79 +115,84 @@ static weft_http_request read_request(const weft_http_request *rq)
     return q;
 }
 
-/* The request head: method, target, Host, Content-Length, the plugin's headers. */
-static char *build_head(const weft_http_request *q, const char *method, const char *path, const char *authority,
-                        const char **why)
+/* The plugin's headers, checked and copied with lower-case names (HTTP/2
+ * wants them so, HTTP/1.1 does not mind); Host, Content-Length and
+ * Transfer-Encoding are weft's to frame. */
+static int copy_headers(weft_fetch *f, const weft_http_request *q, const char **why)
 {
-    char *head = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&head, &len);
-    if (m == NULL) {
-        *why = "out of memory";
-        return NULL;
-    }
-    fprintf(m, "%s %s HTTP/1.1\r\nhost: %s\r\n", method, path, authority);
-    if (q->body != NULL || q->body_len > 0)
-        fprintf(m, "content-length: %zu\r\n", q->body_len);
-    int has_ua = 0;
+    size_t n = 0;
     for (const char *const *h = q->headers; h != NULL && h[0] != NULL; h += 2) {
         if (!token_ok(h[0]) || !value_ok(h[1])) {
             *why = "a header name or value is not valid HTTP (or lacks its value)";
-            fclose(m);
-            free(head);
-            return NULL;
+            return -1;
         }
-        if (strcasecmp(h[0], "host") == 0 || strcasecmp(h[0], "content-length") == 0 ||
-            strcasecmp(h[0], "transfer-encoding") == 0)
-            continue; /* weft frames the request itself */
-        has_ua |= strcasecmp(h[0], "user-agent") == 0;
-        fprintf(m, "%s: %s\r\n", h[0], h[1]);
+        n++;
     }
-    if (!has_ua)
-        fputs("user-agent: weft/" WEFT_VERSION "\r\n", m);
-    fputs("\r\n", m);
-    if (fclose(m) != 0) {
-        free(head);
+    if (n > 0 && ((f->hdr_names = calloc(n, sizeof(char *))) == NULL ||
+                  (f->hdr_values = calloc(n, sizeof(char *))) == NULL)) {
         *why = "out of memory";
-        return NULL;
+        return -2;
     }
-    return head;
+    for (const char *const *h = q->headers; h != NULL && h[0] != NULL; h += 2) {
+        if (strcasecmp(h[0], "host") == 0 || strcasecmp(h[0], "content-length") == 0 ||
+            strcasecmp(h[0], "transfer-encoding") == 0 || strcasecmp(h[0], "connection") == 0)
+            continue;
+        f->has_ua |= strcasecmp(h[0], "user-agent") == 0;
+        char *name = strdup(h[0]), *value = strdup(h[1]);
+        if (name == NULL || value == NULL) {
+            free(name);
+            free(value);
+            *why = "out of memory";
+            return -2;
+        }
+        for (char *c = name; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+        f->hdr_names[f->n_hdrs] = name;
+        f->hdr_values[f->n_hdrs++] = value;
+    }
+    return 0;
 }
 
 /* Checks and copies everything; on a bad request fills *why (f->res stays NULL). */
 static int copy_request(weft_fetch *f, const weft_http_request *q, const char **why)
 {
     const char *method = q->method != NULL ? q->method : "GET";
-    h2o_url_t url;
     if (!token_ok(method)) {
         *why = "the method is not an HTTP token";
         return -1;
     }
-    if (q->url == NULL || h2o_url_parse(q->url, strlen(q->url), &url) != 0) {
+    /* Parsed here to check it (any thread, a pool of its own); the loop
+     * parses its copy again into the call's pool (weft_fetch_start). */
+    h2o_mem_pool_t pool;
+    h2o_mem_init_pool(&pool);
+    h2o_url_t url;
+    int rc = 0;
+    if (q->url == NULL || h2o_url_parse(&pool, q->url, strlen(q->url), &url) != 0) {
         *why = "the URL is not an absolute http:// or https:// URL";
-        return -1;
-    }
-    if (url.host.len == 0 || !value_ok(q->url) || strchr(q->url, ' ') != NULL) {
+        rc = -1;
+    } else if (url.host.len == 0 || !value_ok(q->url) || strchr(q->url, ' ') != NULL) {
         *why = "the URL has no host or contains spaces or control characters";
-        return -1;
+        rc = -1;
+    } else {
+        f->is_ssl = url.scheme == &H2O_URL_SCHEME_HTTPS;
+        f->port = h2o_url_get_port(&url);
+        f->host = strndup(url.host.base, url.host.len);
+        f->authority = strndup(url.authority.base, url.authority.len);
+        f->path = url.path.len > 0 ? strndup(url.path.base, url.path.len) : strdup("/");
     }
-    f->is_ssl = url.scheme == &H2O_URL_SCHEME_HTTPS;
-    f->port = h2o_url_get_port(&url);
+    h2o_mem_clear_pool(&pool);
+    if (rc != 0)
+        return rc;
     f->method = strdup(method);
     f->url = strdup(q->url);
-    f->host = strndup(url.host.base, url.host.len);
-    f->authority = strndup(url.authority.base, url.authority.len);
-    f->path = url.path.len > 0 ? strndup(url.path.base, url.path.len) : strdup("/");
     f->ca_file = q->ca_file != NULL ? strdup(q->ca_file) : NULL;
     if (f->method == NULL || f->url == NULL || f->host == NULL || f->authority == NULL || f->path == NULL ||
         (q->ca_file != NULL && f->ca_file == NULL)) {
         *why = "out of memory";
         return -2;
     }
-    char *head = build_head(q, method, f->path, f->authority, why);
-    if (head == NULL)
-        return strcmp(*why, "out of memory") == 0 ? -2 : -1;
-    f->bufs[0] = h2o_iovec_init(head, strlen(head));
+    if ((rc = copy_headers(f, q, why)) != 0)
+        return rc;
     if (q->body_len > 0) {
         char *body = malloc(q->body_len);
         if (body == NULL) {
@@ -194,7 +200,9 @@ static int copy_request(weft_fetch *f, const weft_http_request *q, const char **
             return -2;
         }
         memcpy(body, q->body, q->body_len);
-        f->bufs[1] = h2o_iovec_init(body, q->body_len);
+        f->body_out = h2o_iovec_init(body, q->body_len);
+    } else if (q->body != NULL) {
+        f->body_out = h2o_iovec_init("", 0); /* an empty body, still framed (content-length: 0) */
     }
     return 0;
 }
@@ -211,7 +219,7 @@ int weft_http_rc(int error)
     }
 }
 
-static void go(weft_fetch *f, h2o_socketpool_t *pool, h2o_http1client_ctx_t *ctx);
+static void go(weft_fetch *f, h2o_httpclient_connection_pool_t *pool, h2o_httpclient_ctx_t *ctx);
 
 weft_fetch *weft_fetch_new(const weft_http_request *rq, const char *label)
 {
@@ -253,8 +261,16 @@ void weft_fetch_free(weft_fetch *f)
         return;
     weft_fetch_http_free(f->res);
     free(f->body);
-    free(f->bufs[0].base);
-    free(f->bufs[1].base);
+    if (f->body_out.len > 0)
+        free(f->body_out.base);
+    for (size_t i = 0; i < f->n_hdrs; i++) {
+        free(f->hdr_names[i]);
+        free(f->hdr_values[i]);
+    }
+    free(f->hdr_names);
+    free(f->hdr_values);
+    if (f->pool_used)
+        h2o_mem_clear_pool(&f->pool);
     free(f->method);
     free(f->url);
     free(f->host);
@@ -301,38 +317,46 @@ static int is_resolver_error(const char *e)
     return 0;
 }
 
-/* h2o reports connection failures as strings; these are 2.2.5's. */
+/* h2o reports failures as strings, most of them its own constants. Before
+ * the request was sent: the connection could not be made. */
 static int connect_error(const weft_fetch *f, const char *e)
 {
-    if (e == h2o_socket_error_conn_fail || strcmp(e, "connection failed") == 0 ||
-        strcmp(e, "failed to connect to host") == 0)
+    if (e == h2o_socket_error_conn_fail || e == h2o_socket_error_conn_refused ||
+        e == h2o_socket_error_network_unreachable || e == h2o_socket_error_host_unreachable)
         return WEFT_HTTP_REFUSED;
-    if (strcmp(e, "connection timeout") == 0)
+    if (e == h2o_socket_error_conn_timed_out || e == h2o_httpclient_error_connect_timeout)
         return WEFT_HTTP_CONNECT_TIMEOUT;
-    if (strcmp(e, "socket create error") == 0 || e == h2o_socket_error_out_of_memory)
+    if (e == h2o_socket_error_socket_fail || e == h2o_socket_error_out_of_memory)
         return WEFT_HTTP_NO_RESOURCES;
     if (is_resolver_error(e))
         return WEFT_HTTP_DNS;
-    if (e == h2o_socket_error_closed || e == h2o_socket_error_io)
+    if (e == h2o_socket_error_closed || e == h2o_socket_error_io || e == h2o_httpclient_error_io)
         return WEFT_HTTP_RESET;
-    /* the rest come from the TLS handshake: OpenSSL's verify texts, h2o's name checks */
+    if (e == h2o_socket_error_ssl_no_cert || e == h2o_socket_error_ssl_cert_invalid ||
+        e == h2o_socket_error_ssl_cert_name_mismatch || e == h2o_socket_error_ssl_decode ||
+        e == h2o_socket_error_ssl_handshake)
+        return WEFT_HTTP_TLS;
+    /* the rest come from the TLS handshake: OpenSSL's verify texts */
     return f->is_ssl ? WEFT_HTTP_TLS : WEFT_HTTP_REFUSED;
 }
 
-/* After the request was sent: I/O errors are resets, parse errors protocol errors. */
+/* After the request was sent: I/O errors are resets, timeouts timeouts, the
+ * rest protocol errors. */
 static int exchange_error(const char *e)
 {
-    if (strcmp(e, "I/O timeout") == 0)
+    if (e == h2o_httpclient_error_io_timeout || e == h2o_httpclient_error_first_byte_timeout)
         return WEFT_HTTP_TIMEOUT;
-    if (strncmp(e, "I/O error", 9) == 0)
+    if (e == h2o_httpclient_error_io || e == h2o_socket_error_closed || e == h2o_socket_error_io ||
+        e == h2o_httpclient_error_refused_stream)
         return WEFT_HTTP_RESET;
     return WEFT_HTTP_PROTOCOL;
 }
 
-static int on_body(h2o_http1client_t *client, const char *errstr)
+static int on_body(h2o_httpclient_t *client, const char *errstr, h2o_header_t *trailers, size_t num_trailers)
 {
+    (void)trailers, (void)num_trailers;
     weft_fetch *f = client->data;
-    h2o_buffer_t *in = client->sock->input;
+    h2o_buffer_t *in = *client->buf;
     if (f->body_len + in->size > f->max_body) {
         f->client = NULL; /* h2o closes it when we return non-zero */
         finish(f, WEFT_HTTP_TOO_LARGE, "the response body is larger than max_body");
@@ -354,33 +378,33 @@ static int on_body(h2o_http1client_t *client, const char *errstr)
     memcpy(f->body + f->body_len, in->bytes, in->size);
     f->body_len += in->size;
     f->body[f->body_len] = '\0';
-    h2o_buffer_consume(&client->sock->input, in->size);
-    if (errstr == NULL)
+    h2o_buffer_consume(client->buf, in->size);
+    if (errstr == NULL) {
+        client->update_window(client); /* HTTP/2: the upstream may send more */
         return 0;
+    }
     f->client = NULL; /* with an end or an error h2o closes (or pools) the connection itself */
-    if (errstr == h2o_http1client_error_is_eos)
+    if (errstr == h2o_httpclient_error_is_eos)
         finish(f, WEFT_HTTP_OK, "");
     else
         finish(f, exchange_error(errstr), errstr);
     return 0;
 }
 
-static h2o_http1client_body_cb on_head(h2o_http1client_t *client, const char *errstr, int minor_version, int status,
-                                       h2o_iovec_t msg, h2o_header_t *headers, size_t num_headers, int rlen)
+static h2o_httpclient_body_cb on_head(h2o_httpclient_t *client, const char *errstr, h2o_httpclient_on_head_t *args)
 {
-    (void)minor_version, (void)msg, (void)rlen;
     weft_fetch *f = client->data;
-    if (errstr != NULL && errstr != h2o_http1client_error_is_eos) {
+    if (errstr != NULL && errstr != h2o_httpclient_error_is_eos) {
         f->client = NULL;
         finish(f, exchange_error(errstr), errstr);
         return NULL;
     }
-    if ((f->res = weft_http_response_new(status, headers, num_headers)) == NULL) {
+    if ((f->res = weft_http_response_new(args->status, args->headers, args->num_headers)) == NULL) {
         f->client = NULL;
         finish(f, WEFT_HTTP_NO_RESOURCES, "out of memory for the response");
         return NULL;
     }
-    if (errstr == h2o_http1client_error_is_eos) {
+    if (errstr == h2o_httpclient_error_is_eos) {
         f->client = NULL;
         finish(f, WEFT_HTTP_OK, "");
         return NULL;
@@ -388,9 +412,12 @@ static h2o_http1client_body_cb on_head(h2o_http1client_t *client, const char *er
     return on_body;
 }
 
-static h2o_http1client_head_cb on_connect(h2o_http1client_t *client, const char *errstr, h2o_iovec_t **reqbufs,
-                                          size_t *reqbufcnt, int *method_is_head)
+static h2o_httpclient_head_cb on_connect(h2o_httpclient_t *client, const char *errstr, h2o_iovec_t *method,
+                                         h2o_url_t *url, const h2o_header_t **headers, size_t *num_headers,
+                                         h2o_iovec_t *body, h2o_httpclient_proceed_req_cb *proceed_req_cb,
+                                         h2o_httpclient_properties_t *props, h2o_url_t *origin)
 {
+    (void)props, (void)origin;
     weft_fetch *f = client->data;
     if (errstr != NULL) {
         f->client = NULL;
@@ -398,31 +425,55 @@ static h2o_http1client_head_cb on_connect(h2o_http1client_t *client, const char 
         return NULL;
     }
     weft_timers_cancel(f->loop->timers, &f->connect_timer);
-    *reqbufs = f->bufs;
-    *reqbufcnt = f->bufs[1].len > 0 ? 2 : 1;
-    *method_is_head = strcmp(f->method, "HEAD") == 0;
+    *method = h2o_iovec_init(f->method, strlen(f->method));
+    *url = f->target;
+    *headers = f->headers.entries;
+    *num_headers = f->headers.size;
+    *body = f->body_out; /* base NULL: no body */
+    *proceed_req_cb = NULL;
     return on_head;
+}
+
+/* What h2o's client sends: the plugin's headers, then weft's framing. On the
+ * loop thread, in the call's pool. */
+static int prepare(weft_fetch *f)
+{
+    h2o_mem_init_pool(&f->pool);
+    f->pool_used = 1;
+    if (h2o_url_parse(&f->pool, f->url, strlen(f->url), &f->target) != 0)
+        return -1;
+    for (size_t i = 0; i < f->n_hdrs; i++)
+        h2o_add_header_by_str(&f->pool, &f->headers, f->hdr_names[i], strlen(f->hdr_names[i]), 1, NULL,
+                              f->hdr_values[i], strlen(f->hdr_values[i]));
+    if (!f->has_ua)
+        h2o_add_header(&f->pool, &f->headers, H2O_TOKEN_USER_AGENT, NULL, H2O_STRLIT("weft/" WEFT_VERSION));
+    if (f->body_out.base != NULL) {
+        char *cl = h2o_mem_alloc_pool(&f->pool, char, sizeof(H2O_UINT64_LONGEST_STR));
+        int n = snprintf(cl, sizeof(H2O_UINT64_LONGEST_STR), "%zu", f->body_out.len);
+        h2o_add_header(&f->pool, &f->headers, H2O_TOKEN_CONTENT_LENGTH, NULL, cl, (size_t)n);
+    }
+    return 0;
 }
 
 static void on_connect_timeout(weft_timer *t);
 
 /* The connect timeout starts here, not while the call waits for a slot of
  * its upstream: that wait counts against the total timeout only. */
-static void go(weft_fetch *f, h2o_socketpool_t *pool, h2o_http1client_ctx_t *ctx)
+static void go(weft_fetch *f, h2o_httpclient_connection_pool_t *pool, h2o_httpclient_ctx_t *ctx)
 {
     if (weft_timers_add(f->loop->timers, &f->connect_timer, (uint64_t)f->connect_timeout_ms, on_connect_timeout) != 0) {
         finish(f, WEFT_HTTP_NO_RESOURCES, "out of memory for a timer");
         return;
     }
-    h2o_http1client_connect_with_pool(&f->client, f, ctx, pool, on_connect);
+    h2o_httpclient_connect(&f->client, &f->pool, f, ctx, pool, &f->target, NULL, on_connect);
 }
 
 static void expire(weft_fetch *f, int error, const char *text)
 {
     if (f->client != NULL) {
-        h2o_http1client_t *c = f->client;
+        h2o_httpclient_t *c = f->client;
         f->client = NULL;
-        h2o_http1client_cancel(c); /* closes the connection: the upstream sees it go */
+        c->cancel(c); /* closes the connection (HTTP/1) or resets the stream (HTTP/2): the upstream sees it go */
     }
     finish(f, error, text);
 }
@@ -457,6 +508,8 @@ void weft_fetch_start(weft_fetch *f, weft_loop *L)
     const char *why = NULL;
     if ((f->up = weft_upstream_get(L, f, &why)) == NULL) {
         finish(f, f->is_ssl && strcmp(why, "out of memory") != 0 ? WEFT_HTTP_TLS : WEFT_HTTP_NO_RESOURCES, why);
+    } else if (prepare(f) != 0) {
+        finish(f, WEFT_HTTP_BAD_REQUEST, "the URL is not an absolute http:// or https:// URL");
     } else if (weft_timers_add(L->timers, &f->total_timer, (uint64_t)f->timeout_ms, on_total_timeout) != 0) {
         finish(f, WEFT_HTTP_NO_RESOURCES, "out of memory for a timer");
     } else {

@@ -1,5 +1,6 @@
 /*
- * Outbound HTTP/1.1 for plugins, on h2o's HTTP/1 client and socket pool.
+ * Outbound HTTP for plugins, on h2o's HTTP client (HTTP/1.1, and HTTP/2 where
+ * a TLS upstream offers it by ALPN) and socket pool.
  *
  * A call (weft_fetch) is created from the plugin's request on any thread,
  * then started and finished on one loop thread, whose upstreams keep pooled
@@ -23,7 +24,10 @@ struct weft_fetch {
     char *method, *url, *host, *authority, *path, *ca_file;
     uint16_t port;
     int is_ssl;
-    h2o_iovec_t bufs[2]; /* request head, body */
+    h2o_iovec_t body_out;   /* the request body (malloc'd) */
+    char **hdr_names, **hdr_values; /* the plugin's headers, copied (lower-case names) */
+    size_t n_hdrs;
+    int has_ua;
     int connect_timeout_ms, timeout_ms, max_connections;
     size_t max_body;
     const char *label; /* the route, for log lines */
@@ -34,13 +38,17 @@ struct weft_fetch {
     void (*on_done)(weft_fetch *f); /* loop thread, exactly once */
     /* Starts the h2o client once the upstream has a slot for the call; a
      * pointer so that upstream.c, which calls it, needs nothing of fetch.c. */
-    void (*go)(weft_fetch *f, h2o_socketpool_t *pool, h2o_http1client_ctx_t *ctx);
+    void (*go)(weft_fetch *f, h2o_httpclient_connection_pool_t *pool, h2o_httpclient_ctx_t *ctx);
     void *data;
 
     /* while it runs (loop thread) */
     weft_loop *loop;
     weft_upstream *up;
-    h2o_http1client_t *client; /* NULL when h2o is not (or no longer) running it */
+    h2o_httpclient_t *client; /* NULL when h2o is not (or no longer) running it */
+    h2o_mem_pool_t pool;       /* what h2o's client allocates for the call (loop thread) */
+    int pool_used;
+    h2o_url_t target;          /* f->url parsed into pool */
+    h2o_headers_t headers;     /* what is sent, in pool */
     h2o_linklist_t queued;     /* waiting for a connection of its upstream */
     int active;                /* counted in up->active */
     int starting, finished, done_pending;

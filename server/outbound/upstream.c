@@ -22,8 +22,9 @@ struct weft_upstream {
     char *host, *ca_file;
     uint16_t port;
     int is_ssl;
-    h2o_socketpool_t pool;
-    h2o_http1client_ctx_t ctx;
+    h2o_socketpool_t sockpool;
+    h2o_httpclient_connection_pool_t connpool;
+    h2o_httpclient_ctx_t ctx;
     SSL_CTX *ssl;
     size_t active, max;
     h2o_linklist_t waiting;
@@ -33,7 +34,6 @@ struct weft_upstream {
 /* Per loop. */
 typedef struct weft_outbound {
     h2o_multithread_receiver_t getaddr; /* h2o's resolver threads answer here */
-    h2o_timeout_t io_timeout;
     weft_upstream *upstreams;
 } weft_outbound;
 
@@ -42,11 +42,10 @@ static int same(const char *a, const char *b)
     return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-/* Certificate chain and host name both verified by OpenSSL. h2o 2.2.5 checks
- * the name itself only when the handshake ends without pending output, so
- * under TLS 1.3 (the client's Finished still to send) it never does: the
- * name goes into the context's verify parameters instead — one context per
- * upstream, so one name each. */
+/* Certificate chain and host name both verified by OpenSSL, in the context's
+ * verify parameters (one context per upstream, so one name each), whatever
+ * h2o's socket layer checks besides. ALPN offers h2 and http/1.1: the
+ * upstream picks. */
 static SSL_CTX *client_tls(const char *host, const char *ca_file, const char **why)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -59,6 +58,12 @@ static SSL_CTX *client_tls(const char *host, const char *ca_file, const char **w
     X509_VERIFY_PARAM *vp = SSL_CTX_get0_param(ctx);
     X509_VERIFY_PARAM_set_hostflags(vp, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
     /* an IP literal is matched against IP addresses in the certificate */
+    static const unsigned char alpn[] = "\x02h2\x08http/1.1";
+    if (SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn) - 1) != 0) {
+        *why = "cannot set the ALPN protocols";
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
     if (X509_VERIFY_PARAM_set1_ip_asc(vp, host) != 1 && X509_VERIFY_PARAM_set1_host(vp, host, 0) != 1) {
         *why = "cannot set the name to verify";
         SSL_CTX_free(ctx);
@@ -93,10 +98,30 @@ weft_upstream *weft_upstream_get(weft_loop *L, const weft_fetch *f, const char *
     u->is_ssl = f->is_ssl;
     u->max = (size_t)f->max_connections;
     h2o_linklist_init_anchor(&u->waiting);
-    h2o_socketpool_init_by_hostport(&u->pool, h2o_iovec_init(u->host, strlen(u->host)), u->port, u->is_ssl, u->max);
-    h2o_socketpool_set_timeout(&u->pool, L->evloop, POOL_IDLE_MS);
-    u->ctx = (h2o_http1client_ctx_t){
-        .loop = L->evloop, .getaddr_receiver = &o->getaddr, .io_timeout = &o->io_timeout, .ssl_ctx = u->ssl};
+    /* The pool's one target: this scheme, host and port (the path is not used). */
+    h2o_url_t origin;
+    if (h2o_url_init_with_hostport(&origin, NULL, u->is_ssl ? &H2O_URL_SCHEME_HTTPS : &H2O_URL_SCHEME_HTTP,
+                                   h2o_iovec_init(u->host, strlen(u->host)), u->port, h2o_iovec_init(H2O_STRLIT("/"))) != 0) {
+        *why = "the host is not valid in a URL";
+        goto fail;
+    }
+    h2o_socketpool_target_t *target = h2o_socketpool_create_target(&origin, NULL);
+    free(origin.authority.base); /* host points into it, path is static; the target has its copies */
+    h2o_socketpool_init_specific(&u->sockpool, u->max, &target, 1, NULL);
+    h2o_socketpool_set_timeout(&u->sockpool, POOL_IDLE_MS);
+    if (u->ssl != NULL)
+        h2o_socketpool_set_ssl_ctx(&u->sockpool, u->ssl);
+    h2o_socketpool_register_loop(&u->sockpool, L->evloop);
+    h2o_httpclient_connection_pool_init(&u->connpool, &u->sockpool);
+    u->ctx = (h2o_httpclient_ctx_t){.loop = L->evloop,
+                                    .getaddr_receiver = &o->getaddr,
+                                    .io_timeout = IO_TIMEOUT_MS,
+                                    .connect_timeout = IO_TIMEOUT_MS, /* the call's own timer comes first */
+                                    .first_byte_timeout = IO_TIMEOUT_MS,
+                                    .keepalive_timeout = POOL_IDLE_MS,
+                                    .max_buffer_size = 64 * 1024,
+                                    .protocol_selector = {.ratio = {.http2 = -1}},
+                                    .http2 = {.max_concurrent_streams = 100}};
     u->next = o->upstreams;
     o->upstreams = u;
     return u;
@@ -113,7 +138,7 @@ static void run(weft_upstream *u, weft_fetch *f)
 {
     u->active++;
     f->active = 1;
-    f->go(f, &u->pool, &u->ctx);
+    f->go(f, &u->connpool, &u->ctx);
 }
 
 void weft_upstream_submit(weft_upstream *u, weft_fetch *f)
@@ -159,7 +184,6 @@ static int outbound_setup(weft_loop *L)
     if (o == NULL)
         return -1;
     h2o_multithread_register_receiver(L->queue, &o->getaddr, h2o_hostinfo_getaddr_receiver);
-    h2o_timeout_init(L->evloop, &o->io_timeout, IO_TIMEOUT_MS);
     L->outbound = o;
     return 0;
 }
@@ -174,13 +198,12 @@ static void outbound_teardown(weft_loop *L)
         weft_upstream *u = o->upstreams;
         o->upstreams = u->next;
         weft_timers_cancel(L->timers, &u->kick);
-        h2o_socketpool_dispose(&u->pool);
+        h2o_socketpool_dispose(&u->sockpool);
         SSL_CTX_free(u->ssl);
         free(u->host);
         free(u->ca_file);
         free(u);
     }
-    h2o_timeout_dispose(L->evloop, &o->io_timeout);
     h2o_multithread_unregister_receiver(L->queue, &o->getaddr);
     free(o);
     L->outbound = NULL;

@@ -175,7 +175,6 @@ int weft_server_run(weft_generation *gen)
     weft_outbound_attach();
     weft_ws_attach();
     weft_ptimers_attach();
-    weft_abuse_attach();
     weft_loops_conf lc = {.h2o = &proc.h2o,
                           .main_hosts = proc.main_hosts,
                           .admin_hosts = proc.admin_hosts,

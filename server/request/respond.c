@@ -79,7 +79,7 @@ void weft_respond(h2o_req_t *req, int status, const char *content_type, const ch
 void weft_respond_text(h2o_req_t *req, int status, const char *message)
 {
     size_t len = strlen(message);
-    char *body = h2o_mem_alloc_pool(&req->pool, len + 1);
+    char *body = h2o_mem_alloc_pool(&req->pool, char, len + 1);
     memcpy(body, message, len);
     body[len] = '\n';
     req->res.status = status;

@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "base/h2o_glue.h"
-#include <h2o/websocket.h>
 
 #include "base/log.h"
 #include "core/loop.h"
