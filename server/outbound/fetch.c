@@ -1,7 +1,6 @@
 #include "outbound/outbound.h"
 
 #include <ctype.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,10 +308,13 @@ static void finish(weft_fetch *f, int error, const char *text)
 
 static int is_resolver_error(const char *e)
 {
-    static const int codes[] = {EAI_NONAME, EAI_AGAIN, EAI_FAIL, EAI_FAMILY, EAI_SOCKTYPE, EAI_SERVICE,
-                                EAI_MEMORY, EAI_SYSTEM, EAI_OVERFLOW, EAI_NODATA, EAI_ADDRFAMILY};
-    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-        if (strcmp(e, gai_strerror(codes[i])) == 0)
+    static const char *const errors[] = {
+        h2o_hostinfo_error_nxdomain,     h2o_hostinfo_error_nodata,       h2o_hostinfo_error_refused,
+        h2o_hostinfo_error_servfail,     h2o_hostinfo_error_gai_addrfamily, h2o_hostinfo_error_gai_badflags,
+        h2o_hostinfo_error_gai_family,   h2o_hostinfo_error_gai_memory,   h2o_hostinfo_error_gai_service,
+        h2o_hostinfo_error_gai_socktype, h2o_hostinfo_error_gai_system,   h2o_hostinfo_error_gai_other};
+    for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+        if (e == errors[i])
             return 1;
     return 0;
 }

@@ -129,15 +129,18 @@ void weft_respond_head(h2o_req_t *req, weft_req *r)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
                        H2O_STRLIT("text/plain; charset=utf-8"));
     /* The id the plugin saw, for the client and the access log. Over
-     * HTTP/2 the header costs: libh2o 2.2.5's HPACK encoder adds every value
-     * of a name it does not know to the connection's table, which is why an
-     * operator may send it only to clients that sent one, or not at all. */
+     * HTTP/2 it is marked never-indexed: a value unique per answer would
+     * otherwise go into the connection's HPACK table and evict what is worth
+     * keeping there (libh2o 2.2.5 could not say so; log.request_id_header
+     * still lets an operator send it only to clients that sent one). */
     int send = id_header == WEFT_REQID_ALWAYS || (id_header == WEFT_REQID_WHEN_SENT && r->id_sent);
     if (r->id[0] != '\0' && (send || id_in_request)) {
         h2o_iovec_t id = h2o_strdup(&req->pool, r->id, strlen(r->id));
-        if (send)
-            h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-request-id"), 0, NULL, id.base,
-                                  id.len);
+        if (send) {
+            ssize_t at = h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-request-id"), 0, NULL,
+                                               id.base, id.len);
+            req->res.headers.entries[at].flags.dont_compress = 1;
+        }
         if (id_in_request) /* replaces the client's, which may have been insane */
             h2o_set_header_by_str(&req->pool, &req->headers, H2O_STRLIT("x-request-id"), 0, id.base, id.len, 1);
     }

@@ -25,7 +25,10 @@ static int tls_port(const wt_server *s)
     return port;
 }
 
-/* Runs the client; returns whether weft closed the connection. */
+/* Whether the last run_client saw GOAWAY. */
+static int last_goaway;
+
+/* Runs the client; returns whether weft closed the connection (or sent GOAWAY). */
 static int run_client(int port, const char *path, int n, const char *mode, int *sent, double *ms)
 {
     char cmd[512], line[256] = "";
@@ -37,7 +40,7 @@ static int run_client(int port, const char *path, int n, const char *mode, int *
         line[0] = '\0';
     cr_assert_eq(pclose(c), 0, "rapid_reset.py failed: %s", line);
     int closed = 0;
-    cr_assert_eq(sscanf(line, "sent=%d closed=%d ms=%lf", sent, &closed, ms), 3, "%s", line);
+    cr_assert_eq(sscanf(line, "sent=%d closed=%d ms=%lf goaway=%d", sent, &closed, ms, &last_goaway), 4, "%s", line);
     return closed;
 }
 
@@ -102,6 +105,7 @@ ParameterizedTest(route_param *p, abuse, rapid_reset_closes_the_connection_and_c
            "%.2f s; %g answered, %g cancelled; a normal request then answered %ld in %.0f ms\n",
            p->path, sent, client_ms, closed ? "closed" : "did NOT close", cpu, answered, cancelled, r.status, next_ms);
     cr_expect(closed, "weft must close a Rapid Reset connection");
+    cr_expect(last_goaway, "with GOAWAY, not a bare close");
     cr_expect_eq(closes, 1, "counted once");
     /* Work withdrawn at the reset costs next to nothing under every policy:
      * a reactive handler on HTTP/2 starts only after h2o has read the
@@ -131,11 +135,40 @@ Test(abuse, inflight_cap_closes_the_connection, .timeout = 60)
     double ms = 0;
     int closed = run_client(tls_port(&s), "/coroutine/delay", 10, "keep", &sent, &ms);
     cr_expect(closed, "10 concurrent requests on a connection capped at 5");
+    cr_expect(last_goaway, "with GOAWAY");
     cr_expect_eq(wt_metric(&s, "weft_connections_closed_abuse_total"), 1);
     char *log = wt_read_log(&s);
     cr_expect(strstr(log, "limits.max_inflight_per_conn") != NULL, "%s", log);
     free(log);
     wt_await_metric(&s, "weft_inflight_requests", 0, 0, 5000);
     cr_expect_eq(wt_stop(&s), 0);
+    wt_finish(&s);
+}
+
+/* A draining server tells HTTP/2 clients with GOAWAY (h2o's graceful
+ * shutdown) and still finishes the stream in flight: the client sees GOAWAY,
+ * then its 200. */
+Test(abuse, drain_sends_goaway_and_finishes_the_stream, .timeout = 60)
+{
+    wt_server s = {0};
+    start_tls(&s, "");
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/support/h2_drain.py %d /coroutine/delay", WEFT_SOURCE_DIR,
+             tls_port(&s));
+    FILE *c = popen(cmd, "r");
+    cr_assert_not_null(c);
+    char line[256] = "";
+    cr_assert_not_null(fgets(line, sizeof(line), c), "the client's first line");
+    cr_assert_str_eq(line, "sent\n");
+    /* The request is in flight (the delay handler holds it 1 s): drain now. */
+    wt_await_metric(&s, "weft_inflight_requests", 1, 1, 10000);
+    cr_expect_eq(wt_stop(&s), 0, "a clean exit once the stream is answered");
+    if (fgets(line, sizeof(line), c) == NULL)
+        line[0] = '\0';
+    cr_assert_eq(pclose(c), 0, "h2_drain.py: %s", line);
+    int goaway = 0, status = 0;
+    cr_assert_eq(sscanf(line, "goaway=%d status=%d", &goaway, &status), 2, "%s", line);
+    cr_expect(goaway, "GOAWAY on drain: %s", line);
+    cr_expect_eq(status, 200, "the stream in flight is answered: %s", line);
     wt_finish(&s);
 }

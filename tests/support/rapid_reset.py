@@ -5,7 +5,7 @@ connection, N times HEADERS for PATH immediately followed by RST_STREAM.
 usage: rapid_reset.py PORT PATH N [keep]
 With "keep" the streams are left open (no RST_STREAM): N concurrent requests.
 Prints one line: "sent=<pairs written> closed=<1 if the server closed the
-connection> ms=<elapsed>". Debian's python3-h2; run with /usr/bin/python3.
+connection or sent GOAWAY> ms=<elapsed> goaway=<1 if it sent GOAWAY>". Debian's python3-h2; run with /usr/bin/python3.
 """
 import select
 import socket
@@ -17,6 +17,9 @@ import h2.config
 import h2.connection
 import h2.errors
 import h2.exceptions
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+from h2frames import FrameScanner  # noqa: E402
 
 
 def main():
@@ -35,6 +38,7 @@ def main():
     sock.sendall(conn.data_to_send())
     headers = [(":method", "GET"), (":path", path), (":scheme", "https"), (":authority", "localhost")]
     closed = False
+    frames = FrameScanner()
     sent = 0
     t0 = time.monotonic()
 
@@ -52,16 +56,19 @@ def main():
             if not data:
                 closed = True
                 return
-            try:
-                conn.receive_data(data)
-            except h2.exceptions.ProtocolError:
-                pass
+            frames.feed(data)
+            if frames.goaway:
+                closed = True  # no new stream may be opened on it
 
     for i in range(n):
         sid = conn.get_next_available_stream_id()
-        conn.send_headers(sid, headers, end_stream=True)
-        if not keep:
-            conn.reset_stream(sid, error_code=h2.errors.ErrorCodes.CANCEL)
+        try:
+            conn.send_headers(sid, headers, end_stream=True)
+            if not keep:
+                conn.reset_stream(sid, error_code=h2.errors.ErrorCodes.CANCEL)
+        except h2.exceptions.ProtocolError:
+            closed = True  # the GOAWAY arrived with the last read
+            break
         if i % 50 == 49 or i == n - 1:
             try:
                 sock.sendall(conn.data_to_send())
@@ -85,7 +92,10 @@ def main():
                 break
             if not data:
                 closed = True
-    print("sent=%d closed=%d ms=%.0f" % (sent, int(closed), (time.monotonic() - t0) * 1000))
+                break
+            frames.feed(data)
+            closed |= frames.goaway
+    print("sent=%d closed=%d ms=%.0f goaway=%d" % (sent, int(closed), (time.monotonic() - t0) * 1000, int(frames.goaway)))
     return 0
 
 

@@ -368,6 +368,8 @@ static const char *init_headers(h2o_mem_pool_t *pool, h2o_headers_t *headers, co
 {
     *entity_header_index = -1;
     *expect_header_index = -1;
+    ssize_t content_length_index = -1;
+    int has_transfer_encoding = 0;
 
     assert(headers->size == 0);
 
@@ -391,9 +393,17 @@ static const char *init_headers(h2o_mem_pool_t *pool, h2o_headers_t *headers, co
                         host->base = (char *)src[i].value;
                         host->len = src[i].value_len;
                     } else if (name_token == H2O_TOKEN_CONTENT_LENGTH) {
+                        /* RFC 9112 6.3: differing values are an unrecoverable framing error (request smuggling) */
+                        if (content_length_index != -1 &&
+                            !h2o_memis(src[i].value, src[i].value_len, src[content_length_index].value,
+                                       src[content_length_index].value_len))
+                            return "conflicting Content-Length headers";
+                        if (content_length_index == -1)
+                            content_length_index = i;
                         if (*entity_header_index == -1)
                             *entity_header_index = i;
                     } else if (name_token == H2O_TOKEN_TRANSFER_ENCODING) {
+                        has_transfer_encoding = 1;
                         *entity_header_index = i;
                     } else if (name_token == H2O_TOKEN_EXPECT) {
                         *expect_header_index = i;
@@ -413,6 +423,10 @@ static const char *init_headers(h2o_mem_pool_t *pool, h2o_headers_t *headers, co
             }
         }
     }
+
+    /* RFC 9112 6.1: a request with both may be an attempt at request smuggling; reject it (and close) */
+    if (has_transfer_encoding && content_length_index != -1)
+        return "both Content-Length and Transfer-Encoding";
 
     return NULL;
 }

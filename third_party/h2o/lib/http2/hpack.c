@@ -889,10 +889,12 @@ static uint8_t *do_encode_header(h2o_hpack_header_table_t *header_table, uint8_t
         }
     }
 
+    /* a header its owner flagged is never indexed whatever its length; a token's own flag only for short values */
+    int flagged = dont_compress;
     if (!dont_compress && is_token)
         dont_compress = ((const h2o_token_t *)name)->flags.dont_compress;
     if (dont_compress)
-        dont_compress = value->len < 20;
+        dont_compress = flagged || value->len < 20;
 
     if (name_index != 0) {
         /* literal header field with indexing (indexed name). */
@@ -904,6 +906,10 @@ static uint8_t *do_encode_header(h2o_hpack_header_table_t *header_table, uint8_t
             *dst = 0x40;
             dst = h2o_hpack_encode_int(dst, name_index, 6);
         }
+    } else if (dont_compress == 1) {
+        /* literal header field never indexed (new name): the decoder must not add it to its table either */
+        *dst++ = 0x10;
+        dst += h2o_hpack_encode_string(dst, name->base, name->len);
     } else {
         /* literal header field with indexing (new name) */
         *dst++ = 0x40;

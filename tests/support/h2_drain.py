@@ -1,0 +1,56 @@
+#!/usr/bin/python3
+"""HTTP/2 client for the drain test: one TLS connection, one GET of PATH.
+
+usage: h2_drain.py PORT PATH
+Prints "sent" once the request is written, then, when the stream ends or the
+connection closes, one line "goaway=<1 if the server sent GOAWAY> status=<the
+answer's status, 0 if none>". Debian's python3-h2; run with /usr/bin/python3.
+The whole exchange is bounded by 30 s.
+"""
+import select
+import socket
+import ssl
+import sys
+import time
+
+import h2.config
+import h2.connection
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+from h2frames import FrameScanner  # noqa: E402
+
+
+def main():
+    port, path = int(sys.argv[1]), sys.argv[2]
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(["h2"])
+    sock = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="localhost")
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    conn.initiate_connection()
+    sid = conn.get_next_available_stream_id()
+    conn.send_headers(sid, [(":method", "GET"), (":path", path), (":scheme", "https"), (":authority", "localhost")],
+                      end_stream=True)
+    sock.sendall(conn.data_to_send())
+    print("sent", flush=True)
+    frames = FrameScanner()
+    deadline = time.monotonic() + 30
+    while sid not in frames.ended and time.monotonic() < deadline:
+        if not select.select([sock], [], [], 0.5)[0]:
+            continue
+        try:
+            data = sock.recv(65536)
+        except (ssl.SSLWantReadError, BlockingIOError):
+            continue
+        except OSError:
+            break
+        if not data:
+            break
+        frames.feed(data)
+    print("goaway=%d status=%d" % (int(frames.goaway), frames.status.get(sid, 0)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
