@@ -76,7 +76,8 @@ static void load_pools(vctx *v, weft_config *cfg, const config_setting_t *root)
 
 static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index)
 {
-    static const char *const keys[] = {"path", "methods", "plugin", "dispatch", "pool", "options", "timeout_ms", NULL};
+    static const char *const keys[] = {"path", "methods", "plugin", "dispatch", "pool", "options", "timeout_ms",
+                                       "max_body", "stream_body", NULL};
     char where[64];
     snprintf(where, sizeof(where), "routes[%d]", index);
     if (!config_setting_is_group(g)) {
@@ -177,6 +178,9 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
     /* The deadline ends the handler's waits (request/cancel.h); 0 turns the
      * limits default off for one route. */
     r.timeout_ms = (int)weft_cfg_int(v, g, where, "timeout_ms", 0, 3600000, cfg->limits.timeout_ms);
+    r.max_body = (size_t)weft_cfg_int(v, g, where, "max_body", 0, 1LL << 40, (long long)cfg->limits.max_body);
+    config_setting_t *stream = weft_cfg_member(v, g, where, "stream_body", CONFIG_TYPE_BOOL);
+    r.stream_body = stream != NULL && config_setting_get_bool(stream);
 
     config_setting_t *options = weft_cfg_member(v, g, where, "options", CONFIG_TYPE_GROUP);
     if (options == NULL && config_setting_get_member(g, "options") != NULL)

@@ -55,6 +55,8 @@ typedef struct weft_route_cfg {
     char *pool;                /* dispatch == pool only */
     config_setting_t *options; /* the route's `options` group, or NULL */
     int timeout_ms;            /* answer 504 and cancel after this long; 0: no deadline */
+    size_t max_body;           /* largest request body; limits.max_body unless set */
+    int stream_body;           /* the handler reads the body as it arrives (req_body_read) */
     const char *file;
     int line;
 } weft_route_cfg;

@@ -43,6 +43,9 @@ void weft_dispatch_callback(weft_req *r, weft_callback cb, void *arg, int rc);
 /** host->res_flush / res_flush_async (flush.c). */
 int weft_flush_res_flush(weft_req *r);
 void weft_flush_res_flush_async(weft_req *r, weft_callback cb, void *arg);
+/** host->req_body_read / req_body_read_async (bodyread.c). */
+int weft_bodyread_req_body_read(weft_req *r, const void **data, size_t *len);
+void weft_bodyread_req_body_read_async(weft_req *r, weft_body_callback cb, void *arg);
 /** host->done(): the reactive handler's response is complete. Any thread. */
 void weft_dispatch_done(weft_req *r, int rc);
 /**

@@ -5,6 +5,8 @@
 
 #include "dispatch/dispatch.h"
 #include "http/abuse.h"
+#include "http/bodybuf.h"
+#include "request/body.h"
 #include "reload/generation.h"
 #include "base/log.h"
 #include "core/loop.h"
@@ -99,6 +101,8 @@ static void on_link_dispose(void *p)
     h2o_req_t *req = link->req;
     /* h2o is closing the connection: its socket is not ours to touch. */
     h1_unwatch(link, 0);
+    if (link->wr != NULL)
+        weft_body_detach(link->wr);
     /* An HTTP/2 stream freed before its answer was written was reset (a
      * reactive answer is written only after h2o has read on, so a reset
      * in the same read still finds its bytes unsent). */
@@ -150,6 +154,10 @@ static void complete(weft_req *r)
         weft_req_link *link = r->link;
         link->wr = NULL;
         h1_unwatch(link, 1);
+        if (weft_body_unfinished(r))
+            link->req->http1_is_persistent = 0; /* the rest of the body was never read */
+        if (weft_body_too_large(r))
+            weft_request_res_error(r, 413, "request body too large (max_body)");
         if (r->streamed)
             weft_stream_finish(r); /* the head is out already */
         else if (cancelled == WEFT_CANCEL_CLIENT)
@@ -168,6 +176,7 @@ static void complete(weft_req *r)
         weft_stats_cancelled(L->stats, r->route->stat_slot);
     else if (cancelled != WEFT_CANCEL_DEADLINE) /* a 504 is counted when it is sent */
         weft_stats_request(L->stats, r->route->stat_slot, r->status, now - r->start_ns);
+    weft_body_release(r);
     weft_req_free(r);
     weft_generation_release(g);
 }
@@ -198,7 +207,7 @@ static weft_req *copy_request(h2o_req_t *req, const weft_match *m, weft_route *r
             goto oom;
         r->headers[r->n_headers++] = (weft_kv){n, v};
     }
-    if (req->entity.base != NULL) {
+    if (req->entity.base != NULL && req->proceed_req == NULL) { /* a streamed body's parts go to body.c */
         r->body = weft_req_strndup(r, req->entity.base, req->entity.len);
         r->body_len = req->entity.len;
         if (r->body == NULL)
@@ -228,13 +237,29 @@ oom:
     return NULL;
 }
 
+/* How long a body may pause between parts: limits.request_timeout_ms for
+ * HTTP/2 too (h2o has no such timeout there). Three quarters of it, so that
+ * over HTTP/1 weft's clean answer (408, or WEFT_TIMEOUT to a streaming
+ * handler) always comes before h2o's own request timeout, which closes the
+ * connection without one. */
+static int body_pause_ms(const weft_config *cfg) { return cfg->limits.request_timeout_ms * 3 / 4; }
+
+/* An answer before the request was served. With its body still arriving,
+ * the rest is never read: an HTTP/1 connection cannot carry another request. */
+static void early(h2o_req_t *req, int status, const char *message)
+{
+    if (req->proceed_req != NULL && !req->is_tunnel_req)
+        req->http1_is_persistent = 0;
+    weft_respond_text(req, status, message);
+}
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     weft_loop *L = weft_loop_current;
     weft_generation *g = L->gen;
     /* A long target is refused before anything copies or decodes it. */
     if (req->path.len > g->cfg->limits.max_uri) {
-        weft_respond_text(req, 414, "request target too long (limits.max_uri)");
+        early(req, 414, "request target too long (limits.max_uri)");
         return 0;
     }
     unsigned method_bit = weft_method_bit(req->method.base, req->method.len);
@@ -244,14 +269,14 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     char *norm = h2o_mem_alloc_pool(&req->pool, char, raw_len + 2);
     long norm_len = weft_path_normalize(req->path.base, raw_len, norm);
     if (norm_len < 0 || (req->query_at != SIZE_MAX && memmem(req->path.base + req->query_at, req->path.len - req->query_at, "%00", 3) != NULL)) {
-        weft_respond_text(req, 400, "bad request target: an encoded NUL (%00) or a path above the root");
+        early(req, 400, "bad request target: an encoded NUL (%00) or a path above the root");
         return 0;
     }
     weft_match m;
     weft_router_match(g->router, norm, (size_t)norm_len, method_bit, &m);
     if (m.status == 404) {
         weft_stat_add(&L->stats->unmatched[0], 1);
-        weft_respond_text(req, 404, "not found: no route matches this path");
+        early(req, 404, "not found: no route matches this path");
         return 0;
     }
     if (m.status == 405) {
@@ -260,22 +285,41 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         weft_methods_format(m.allow, allow, sizeof(allow));
         h2o_iovec_t v = h2o_strdup(&req->pool, allow, strlen(allow));
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, v.base, v.len);
-        weft_respond_text(req, 405, "method not allowed for this path");
+        early(req, 405, "method not allowed for this path");
         return 0;
     }
     weft_route *route = m.route;
+    /* The body still arrives (weft's handler takes bodies as they stream):
+     * a route that does not stream it gets it whole, collected here. */
+    int body_pending = req->proceed_req != NULL && !req->is_tunnel_req;
+    size_t max_body = route->cfg->max_body;
+    if ((body_pending && req->content_length != SIZE_MAX && req->content_length > max_body) ||
+        (!body_pending && req->entity.len > max_body)) {
+        early(req, 413, "request body too large (max_body)");
+        return 0;
+    }
+    if (body_pending && !route->cfg->stream_body) {
+        weft_bodybuf_collect(self, req, max_body, body_pause_ms(g->cfg), on_req);
+        return 0;
+    }
     /* Before anything is copied: a connection past its budget costs nothing more.
      * One clock read serves the budget and the request's latency. */
     uint64_t now = weft_now_ns();
     weft_conn *conn = weft_conn_of(weft_h2o_req_socket(req));
     if (weft_abuse_request_start(L, req, conn, now) != 0) {
-        weft_respond_text(req, 503, "connection closed: past its abuse budget");
+        early(req, 503, "connection closed: past its abuse budget");
         return 0;
     }
     weft_req *r = copy_request(req, &m, route, method_bit, conn);
     if (r == NULL) {
         weft_abuse_request_end(conn);
-        weft_respond_text(req, 503, "server out of memory");
+        early(req, 503, "server out of memory");
+        return 0;
+    }
+    if (body_pending && weft_body_attach(r, req, max_body, body_pause_ms(g->cfg)) != 0) {
+        weft_abuse_request_end(conn);
+        weft_req_free(r);
+        early(req, 503, "server out of memory");
         return 0;
     }
     r->conn_id = req->conn->id;
@@ -303,7 +347,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         weft_dispatch_start_multiplexed(r);
     else
         weft_dispatch_start(r);
-    if (link->wr != NULL) /* still being handled */
+    if (link->wr != NULL && !body_pending) /* still being handled; h2o itself reads a body that streams */
         h1_watch(link);
     return 0;
 }
@@ -312,4 +356,8 @@ void weft_http_register(h2o_pathconf_t *pathconf)
 {
     h2o_handler_t *h = h2o_create_handler(pathconf, sizeof(*h));
     h->on_req = on_req;
+    /* Bodies reach on_req as they arrive: a route that streams them reads
+     * them part by part (request/body.h), the others get them collected
+     * (http/bodybuf.h) under their own max_body. */
+    h->supports_request_streaming = 1;
 }

@@ -120,4 +120,6 @@ const weft_host weft_host_table = {
     .metric_add = weft_pmetric_metric_add,
     .metric_set = weft_pmetric_metric_set,
     .metric_observe = weft_pmetric_metric_observe,
+    .req_body_read = weft_bodyread_req_body_read,
+    .req_body_read_async = weft_bodyread_req_body_read_async,
 };

@@ -64,7 +64,9 @@ static void h2o_setup(const weft_config *cfg)
     h2o_config_init(&proc.h2o);
     proc.h2o.server_name = h2o_iovec_init(H2O_STRLIT("weft/" WEFT_VERSION));
     /* h2o answers 413 itself once a body passes this, before any handler. */
-    proc.h2o.max_request_entity_size = cfg->limits.max_body;
+    /* Each route's max_body is enforced by weft (http/): limits.max_body is
+     * only their default, and a route may allow more. */
+    proc.h2o.max_request_entity_size = (size_t)1 << 40;
     proc.h2o.http1.req_timeout = (uint64_t)cfg->limits.request_timeout_ms;
     proc.h2o.http2.idle_timeout = (uint64_t)cfg->limits.idle_timeout_ms;
     /* The main listeners see only this host list, so no Host header can
@@ -75,6 +77,11 @@ static void h2o_setup(const weft_config *cfg)
     weft_observe_register(path, WEFT_ON_MAIN);
     weft_respond_register(path, weft_dev_intercept);
     weft_http_register(path);
+    /* h2o lets a body stream only when the path's first handler says so;
+     * those before weft's own read the head alone and decline, so the body
+     * reaches http/ as it arrives (streamed or collected there, per route). */
+    for (size_t i = 0; i < path->handlers.size; i++)
+        path->handlers.entries[i]->supports_request_streaming = 1;
     proc.admin_hosts[0] = h2o_config_register_host(&proc.h2o, h2o_iovec_init(H2O_STRLIT("weft-admin")), 65535);
     h2o_pathconf_t *admin = h2o_config_register_path(proc.admin_hosts[0], "/", 0);
     weft_respond_register(admin, weft_framing_check);

@@ -103,6 +103,8 @@ struct weft_req {
     weft_defer *defers;    /* run when the handler has finished */
     struct weft_work *job; /* pool: the queued work, until a worker takes it */
     uint64_t conn_id;      /* the carrying connection (per-connection budgets, http/) */
+    struct weft_body *body_in; /* the body still arriving, for a route that streams it (body.c) */
+    int body_read_once;        /* req_body_read handed out the whole body already (body.c) */
     struct weft_conn *conn; /* its admission record, busy while this runs (core/loop.h); may be NULL */
 
     /* cancellation (request/cancel.h) */

@@ -84,12 +84,38 @@ static void stat_open(weft_loop *L, int delta)
 
 static void on_timer(weft_timer *t);
 
+/* What h2o_websocket_proceed does once a write is done, without its read
+ * half: the frames wslay handed to h2o's send callback sit in the
+ * connection's write buffers until someone writes them, and h2o writes them
+ * only from its own loop (lib/websocket.c). */
+static void on_written(h2o_socket_t *sock, const char *err)
+{
+    h2o_websocket_conn_t *conn = sock->data;
+    for (size_t i = 0; i < conn->_write_buf.cnt; i++)
+        free(conn->_write_buf.bufs[i].base);
+    conn->_write_buf.cnt = 0;
+    if (err != NULL) {
+        conn->cb(conn, NULL); /* as h2o reports a failed write: the socket is gone */
+        return;
+    }
+    h2o_websocket_proceed(conn); /* from the loop, on a clean stack: reads may run handlers here */
+}
+
+static void write_out(h2o_websocket_conn_t *conn)
+{
+    if (!h2o_socket_is_writing(conn->sock) && conn->_write_buf.cnt > 0)
+        h2o_socket_write(conn->sock, conn->_write_buf.bufs, conn->_write_buf.cnt, on_written);
+}
+
 static void flush(weft_ws *ws)
 {
     if (ws->in_recv || ws->conn == NULL || ws->conn->sock == NULL)
         return; /* h2o's own loop sends once the receive or the 101 is done */
-    if (!h2o_socket_is_writing(ws->conn->sock) && wslay_event_want_write(ws->conn->ws_ctx) &&
-        wslay_event_send(ws->conn->ws_ctx) != 0) {
+    if (h2o_socket_is_writing(ws->conn->sock) || !wslay_event_want_write(ws->conn->ws_ctx))
+        return; /* the write in flight sends the rest when it completes (on_written) */
+    if (wslay_event_send(ws->conn->ws_ctx) == 0) {
+        write_out(ws->conn);
+    } else {
         /* the socket failed: h2o reports it on its next turn; make sure it ends */
         weft_timers_cancel(ws->loop->timers, &ws->timer);
         ws->closing = 1;

@@ -87,6 +87,12 @@ typedef void (*weft_timer_fn)(void *arg);
 typedef void (*weft_callback)(weft_req *req, void *arg, int rc);
 
 /**
+ * Completion of req_body_read_async() (ABI 1.2), on the loop thread that
+ * owns `req`: `rc` and the part as req_body_read() would return them.
+ */
+typedef void (*weft_body_callback)(weft_req *req, void *arg, int rc, const void *data, size_t len);
+
+/**
  * Completion of db_query_async(), on the loop thread that owns `req`. On
  * WEFT_OK `res` holds the rows; on WEFT_ERROR it may carry the SQL error
  * (result_sqlstate); on WEFT_UNAVAILABLE / WEFT_TIMEOUT it is NULL. The
@@ -536,6 +542,28 @@ typedef struct weft_host {
     void (*metric_set)(weft_metric *m, double v);
     /** Records one observation in a histogram. Any thread, lock-free. */
     void (*metric_observe)(weft_metric *m, double v);
+
+    /* ==== ABI 1.2 additions: check WEFT_HOST_HAS(host, field) before use ==== */
+
+    /* ---- the request body as it arrives ---- */
+    /**
+     * The next part of the request body. On a route with `stream_body =
+     * true` the body streams: each call returns the next part as it arrives
+     * (pool: blocks the worker; coroutine: suspends the coroutine), and the
+     * client can send more only as the plugin reads on (backpressure), so a
+     * large upload costs one part of memory. On other routes the whole body
+     * is one part. Returns WEFT_OK with *data and *len set, valid until the
+     * next call, and *len == 0 once the body is over (for an empty body, at
+     * the first call); WEFT_ERROR past the route's max_body (the answer is
+     * then 413, whatever the handler sets) and from a reactive handler;
+     * WEFT_TIMEOUT when the client sent nothing for limits.request_timeout_ms;
+     * WEFT_CANCELLED once the client left or the route's timeout_ms passed.
+     * On a streaming route req_body() has only what came with the head: use
+     * this call.
+     */
+    int (*req_body_read)(weft_req *req, const void **data, size_t *len);
+    /** Reactive form: `cb` gets the rc and the part (loop thread); no other read until it ran. */
+    void (*req_body_read_async)(weft_req *req, weft_body_callback cb, void *arg);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
