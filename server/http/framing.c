@@ -100,10 +100,34 @@ static void absolute_form_to_path(h2o_req_t *req)
         req->query_at -= at;
 }
 
+/* The headers as h2o decoded them, against the same limits as HTTP/1's
+ * raw head. For HTTP/2 this is the only view there is: HPACK lets one 4 KB
+ * header in the dynamic table be referenced thousands of times by a few
+ * bytes each, so the frames are small and the decoded list is what weft
+ * would copy (megabytes per request). For HTTP/1 it also covers a request
+ * whose head h2o consumed before its body came in. */
+static const char *decoded_too_large(const h2o_req_t *req, const weft_config *cfg)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < req->headers.size; i++) {
+        const h2o_header_t *h = &req->headers.entries[i];
+        size_t line = h->name->len + 2 + h->value.len;
+        if (line > cfg->limits.max_header_line)
+            return "a request header line is too long (limits.max_header_line)";
+        if ((total += line) > cfg->limits.max_headers)
+            return "request headers too large (limits.max_headers)";
+    }
+    return NULL;
+}
+
 int weft_framing_check(h2o_req_t *req)
 {
+    const weft_config *cfg = weft_loop_current->gen->cfg;
+    const char *too_large = decoded_too_large(req, cfg);
+    if (too_large != NULL)
+        return refuse(req, 431, too_large);
     if (req->version >= 0x200)
-        return 0; /* HTTP/2 framing is binary: nothing of this applies */
+        return 0; /* HTTP/2 framing is binary: the rest does not apply */
     absolute_form_to_path(req);
     h2o_socket_t *sock = weft_h2o_req_socket(req);
     if (sock == NULL || sock->input == NULL)
@@ -118,7 +142,6 @@ int weft_framing_check(h2o_req_t *req)
     head_facts f;
     if (scan_head(buf, len, &f) != 0)
         return 0;
-    const weft_config *cfg = weft_loop_current->gen->cfg;
     if (f.longest_line > cfg->limits.max_header_line)
         return refuse(req, 431, "a request header line is too long (limits.max_header_line)");
     if (f.total > cfg->limits.max_headers)

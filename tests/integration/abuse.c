@@ -172,3 +172,43 @@ Test(abuse, drain_sends_goaway_and_finishes_the_stream, .timeout = 60)
     cr_expect_eq(status, 200, "the stream in flight is answered: %s", line);
     wt_finish(&s);
 }
+
+/* HPACK bomb: one 4,000-byte header entered in the dynamic table and then
+ * referenced by one byte per copy, on 30 streams at once. 16,000 copies (a
+ * 20 KB request decoding to 64 MB): h2o ends the connection with GOAWAY
+ * (COMPRESSION_ERROR past its hard limit of decoded headers). 90 copies
+ * (360 KB decoded each): every stream gets 431 from weft, which checks the
+ * decoded list against limits.max_headers before anything copies it. The
+ * server's memory stays put either way. */
+static void bomb(wt_server *s, int copies, const char *want, int goaway)
+{
+    long rss0 = wt_rss_kib(s->pid);
+    char cmd[512], line[256] = "";
+    snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/support/hpack_bomb.py %d /pool/cpu 30 %d", WEFT_SOURCE_DIR,
+             tls_port(s), copies);
+    FILE *c = popen(cmd, "r");
+    cr_assert_not_null(c);
+    if (fgets(line, sizeof(line), c) == NULL)
+        line[0] = '\0';
+    cr_assert_eq(pclose(c), 0, "hpack_bomb.py: %s", line);
+    long rss1 = wt_rss_kib(s->pid);
+    printf("abuse: HPACK bomb, 30 streams x %d references to a 4,000-byte header: %s; RSS %ld -> %ld KiB\n", copies,
+           line, rss0, rss1);
+    cr_expect(strncmp(line, want, strlen(want)) == 0, "%d copies: want '%s', got '%s'", copies, want, line);
+    if (goaway)
+        cr_expect(strstr(line, "goaway=1") != NULL, "%d copies: the connection ends with GOAWAY: %s", copies, line);
+    cr_expect_lt(rss1 - rss0, 64 * 1024, "RSS grew by %ld KiB", rss1 - rss0);
+}
+
+Test(abuse, hpack_bomb_is_refused_and_costs_no_memory, .timeout = 120)
+{
+    wt_server s = {0};
+    start_tls(&s, "");
+    bomb(&s, 90, "statuses=431 streams=30", 0);
+    bomb(&s, 16000, "statuses=0 streams=0", 1);
+    wt_resp r;
+    cr_assert_eq(wt_http(&s, "GET", "/pool/cpu", NULL, &r), 0);
+    cr_expect_eq(r.status, 200, "still serving: %s", r.body);
+    wt_resp_free(&r);
+    wt_finish(&s);
+}
