@@ -42,6 +42,7 @@ typedef struct weft_loop_stats {
     atomic_int_fast64_t ws_open;            /* WebSockets open on this loop */
     atomic_uint_fast64_t ws_accepted;       /* upgrades accepted */
     atomic_uint_fast64_t ws_msgs[2];        /* messages received, sent */
+    atomic_uint_fast64_t ws_slow_closed;    /* sockets closed for not reading (1008) */
 } weft_loop_stats;
 
 /** Histogram upper bounds in seconds, shared by every weft histogram. */

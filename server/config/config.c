@@ -247,7 +247,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     static const char *const coro_keys[] = {"stack_size", NULL};
     static const char *const blocking_keys[] = {"threshold_ms", "interval_s", NULL};
     static const char *const shutdown_keys[] = {"grace_s", NULL};
-    static const char *const ws_keys[] = {"max_message", "idle_timeout_s", NULL};
+    static const char *const ws_keys[] = {"max_message", "idle_timeout_s", "max_queued_total", NULL};
 
     config_setting_t *g;
     cfg->limits.max_body = 1024 * 1024;
@@ -363,11 +363,14 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
 
     cfg->websocket.max_message = 1024 * 1024;
     cfg->websocket.idle_timeout_s = 300;
+    cfg->websocket.max_queued_total = 64 * 1024 * 1024;
     if ((g = weft_cfg_member(v, root, "", "websocket", CONFIG_TYPE_GROUP)) != NULL) {
         weft_cfg_check_keys(v, g, "websocket", ws_keys);
         cfg->websocket.max_message =
             (size_t)weft_cfg_int(v, g, "websocket", "max_message", 125, 64 * 1024 * 1024, 1024 * 1024);
         cfg->websocket.idle_timeout_s = (int)weft_cfg_int(v, g, "websocket", "idle_timeout_s", 1, 86400, 300);
+        cfg->websocket.max_queued_total = (size_t)weft_cfg_int(v, g, "websocket", "max_queued_total", 65536,
+                                                               1LL << 40, 64 * 1024 * 1024);
     }
 }
 

@@ -84,6 +84,7 @@ typedef struct weft_route_file {
 typedef struct weft_ws_cfg {
     size_t max_message; /* largest message received, in bytes; larger: closed with 1009 */
     int idle_timeout_s; /* nothing received for this long: closed with 1001 */
+    size_t max_queued_total; /* bytes queued to all sockets of the process; past it slow readers are closed */
 } weft_ws_cfg;
 
 typedef struct weft_config {

@@ -200,6 +200,10 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     weft_stats_write_header(f, "weft_websocket_messages_total", "counter", "WebSocket messages, by direction.");
     fprintf(f, "weft_websocket_messages_total{direction=\"in\"} %llu\n", (unsigned long long)SUM(ws_msgs[0]));
     fprintf(f, "weft_websocket_messages_total{direction=\"out\"} %llu\n", (unsigned long long)SUM(ws_msgs[1]));
+    weft_stats_write_header(f, "weft_websocket_slow_closed_total", "counter",
+                            "WebSockets closed (1008) because their peer did not read: its own send queue, or all "
+                            "sockets' together (websocket.max_queued_total), was full.");
+    fprintf(f, "weft_websocket_slow_closed_total %llu\n", (unsigned long long)SUM(ws_slow_closed));
     static const char *const outcomes[12] = {"ok", "bad_request", "dns", "refused", "connect_timeout", "timeout",
                                              "tls", "reset", "too_large", "protocol", "no_resources", "cancelled"};
     weft_stats_write_header(f, "weft_outbound_requests_total", "counter",

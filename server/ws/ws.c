@@ -19,6 +19,14 @@
 
 /* After our close frame, how long the peer has to answer with its own. */
 #define CLOSE_GRACE_MS 2000
+/* What one queued frame costs besides its payload (wslay's item and ours):
+ * a flood of tiny frames (pongs) is counted too. */
+#define FRAME_OVERHEAD 64
+
+/* Bytes queued to every socket of the process (any thread reads, loop
+ * threads write): one budget, websocket.max_queued_total, shared by all, so
+ * a broadcast to many members that never read cannot multiply memory. */
+static atomic_size_t queued_total;
 
 typedef struct inmsg {
     struct inmsg *next;
@@ -38,7 +46,8 @@ struct weft_ws {
     atomic_int refs;            /* the request, the open socket, each posted operation */
     atomic_int gone;            /* closing or closed: sends are refused (read by any thread) */
     int closing, in_recv, accepted, accept_done;
-    size_t max_message, send_limit, inbox_limit;
+    size_t max_message, send_limit, inbox_limit, queued_limit;
+    size_t accounted; /* this socket's share of queued_total (loop thread) */
     uint64_t idle_ms;
     weft_timer timer; /* idle; once closing, the grace for the peer's answer */
     h2o_linklist_t link;
@@ -84,6 +93,26 @@ static void stat_open(weft_loop *L, int delta)
 
 static void on_timer(weft_timer *t);
 
+/* What the socket has queued: wslay's queue (payloads and frames) and h2o's
+ * write buffers. */
+static size_t backlog(const h2o_websocket_conn_t *conn)
+{
+    size_t n = wslay_event_get_queued_msg_length(conn->ws_ctx) +
+               FRAME_OVERHEAD * wslay_event_get_queued_msg_count(conn->ws_ctx);
+    for (size_t i = 0; i < conn->_write_buf.cnt; i++)
+        n += conn->_write_buf.bufs[i].len;
+    return n;
+}
+
+static void account(weft_ws *ws, size_t now)
+{
+    if (now >= ws->accounted)
+        atomic_fetch_add_explicit(&queued_total, now - ws->accounted, memory_order_relaxed);
+    else
+        atomic_fetch_sub_explicit(&queued_total, ws->accounted - now, memory_order_relaxed);
+    ws->accounted = now;
+}
+
 /* What h2o_websocket_proceed does once a write is done, without its read
  * half: the frames wslay handed to h2o's send callback sit in the
  * connection's write buffers until someone writes them, and h2o writes them
@@ -94,6 +123,7 @@ static void on_written(h2o_socket_t *sock, const char *err)
     for (size_t i = 0; i < conn->_write_buf.cnt; i++)
         free(conn->_write_buf.bufs[i].base);
     conn->_write_buf.cnt = 0;
+    account(conn->data, backlog(conn));
     if (err != NULL) {
         conn->cb(conn, NULL); /* as h2o reports a failed write: the socket is gone */
         return;
@@ -135,20 +165,39 @@ static void start_close(weft_ws *ws, int code, const char *reason)
     weft_timers_add(ws->loop->timers, &ws->timer, CLOSE_GRACE_MS, on_timer);
 }
 
+/* A peer that does not read while the process is short of send budget, or
+ * whose own queue is full, is closed: it holds memory for nobody. */
+static int over_budget(weft_ws *ws, size_t len)
+{
+    size_t mine = backlog(ws->conn), total = atomic_load_explicit(&queued_total, memory_order_relaxed);
+    return mine + len + FRAME_OVERHEAD > ws->send_limit || (mine > 0 && total + len > ws->queued_limit);
+}
+
 static int send_now(weft_ws *ws, int type, const void *data, size_t len)
 {
     if (ws->conn == NULL || ws->closing)
         return WEFT_CANCELLED;
-    if (wslay_event_get_queued_msg_length(ws->conn->ws_ctx) + len > ws->send_limit) {
-        weft_log_warn("websocket: a peer does not read; its send queue is full, closing it (1008)");
+    if (over_budget(ws, len)) {
+        static _Atomic uint64_t last;
+        uint64_t now = weft_now_ns(), prev = atomic_load(&last);
+        if (now - prev > 10000000000ull && atomic_compare_exchange_strong(&last, &prev, now))
+            weft_log_warn("websocket: a peer does not read and its send queue is full (or every socket's together, "
+                          "websocket.max_queued_total); closing it (1008); more are counted, logged at most every 10 s");
+        weft_stat_add(&ws->loop->stats->ws_slow_closed, 1);
         start_close(ws, 1008, "send queue full");
         return WEFT_UNAVAILABLE;
     }
+    /* Nothing queued here yet but the process is at its budget: this message
+     * is not sent to this peer (it keeps up; the next may go through). */
+    if (atomic_load_explicit(&queued_total, memory_order_relaxed) + len > ws->queued_limit)
+        return WEFT_UNAVAILABLE;
     struct wslay_event_msg m = {.opcode = (uint8_t)type, .msg = data, .msg_length = len};
     if (wslay_event_queue_msg(ws->conn->ws_ctx, &m) != 0)
         return WEFT_UNAVAILABLE;
     weft_stat_add(&ws->loop->stats->ws_msgs[1], 1);
     flush(ws);
+    if (ws->conn != NULL)
+        account(ws, backlog(ws->conn));
     return WEFT_OK;
 }
 
@@ -178,6 +227,7 @@ static void closed(weft_ws *ws)
     h2o_linklist_unlink(&ws->link);
     stat_open(L, -1);
     atomic_store(&ws->gone, 1);
+    account(ws, 0);
     h2o_websocket_close(ws->conn);
     ws->conn = NULL;
     pthread_mutex_lock(&ws->mu);
@@ -292,7 +342,18 @@ static void on_ws_msg(h2o_websocket_conn_t *conn, const struct wslay_event_on_ms
     case WSLAY_PONG:
         deliver(ws, arg->opcode, arg->msg, arg->msg_length);
         break;
-    default: /* a ping: wslay has queued the pong */
+    default: /* a ping: wslay has queued the pong, which counts like any frame */
+        account(ws, backlog(conn));
+        if (!ws->closing && backlog(conn) > ws->send_limit) {
+            /* Pings from a peer that never reads its pongs: they would pile
+             * up without end while weft keeps reading. Our close frame
+             * cannot reach it either: close at once (from the timer). */
+            weft_log_warn("websocket: a peer sends pings and does not read the pongs; closing it (1008)");
+            weft_stat_add(&ws->loop->stats->ws_slow_closed, 1);
+            start_close(ws, 1008, "ping flood");
+            weft_timers_cancel(ws->loop->timers, &ws->timer);
+            weft_timers_add(ws->loop->timers, &ws->timer, 0, on_timer);
+        }
         break;
     }
     ws->in_recv--;
@@ -360,6 +421,7 @@ weft_ws *weft_ws_ws_accept(weft_req *r)
     /* per-connection memory: queued out and waiting in, a few messages each */
     ws->send_limit = 4 * ws->max_message + 65536;
     ws->inbox_limit = 4 * ws->max_message + 65536;
+    ws->queued_limit = c != NULL ? c->max_queued_total : 64 * 1024 * 1024;
     atomic_init(&ws->refs, 1); /* the request's */
     pthread_mutex_init(&ws->mu, NULL);
     weft_cond_init_monotonic(&ws->cv);
