@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/names.h"
+#include "base/trust.h"
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -50,6 +51,15 @@ typedef struct reading {
 /* `owner`: the plugin a NAME.routes file belongs to, NULL for routes.d. */
 static void read_fragment(reading *rd, const char *path, const char *owner)
 {
+    /* A fragment routes requests to plugin code and passes it options: it
+     * gets the same ownership, permission and symlink checks as the .so. */
+    char real[4096], why[1024];
+    struct stat st;
+    if (weft_file_trusted("route fragment", path, real, &st, why, sizeof(why)) != 0) {
+        weft_errors_add(rd->errs, "route fragment %s: refused: %s", path, why);
+        rd->problems++;
+        return;
+    }
     weft_route_file *rf = calloc(1, sizeof(*rf));
     if (rf == NULL || (rf->path = strdup(path)) == NULL)
         weft_fatal("out of memory");
