@@ -237,7 +237,8 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     static const char *const limits_keys[] = {"max_body",        "max_uri",         "max_connections", "max_connections_per_ip",
                                               "request_timeout_ms", "idle_timeout_ms", "timeout_ms",
                                               "max_resets", "reset_window_ms", "max_inflight_per_conn",
-                                              "max_header_line", "max_headers", NULL};
+                                              "max_header_line", "max_headers",
+                                              "max_route_file_size", "max_route_file_routes", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
     static const char *const log_keys[] = {"level", "access_log", "request_id_header", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
@@ -261,6 +262,11 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     /* nginx and Apache stop a header line at 8 KiB. */
     cfg->limits.max_header_line = 8192;
     cfg->limits.max_headers = 32768;
+    /* A fragment is one plugin's routes: ten thousand is far beyond any
+     * real one, and reading, checking and routing that many stays well
+     * under a second of the control thread's time. */
+    cfg->limits.max_route_file_size = 4 * 1024 * 1024;
+    cfg->limits.max_route_file_routes = 10000;
     if ((g = weft_cfg_member(v, root, "", "limits", CONFIG_TYPE_GROUP)) != NULL) {
         weft_cfg_check_keys(v, g, "limits", limits_keys);
         cfg->limits.max_body = (size_t)weft_cfg_int(v, g, "limits", "max_body", 0, 1LL << 40, 1024 * 1024);
@@ -277,6 +283,10 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
             (int)weft_cfg_int(v, g, "limits", "max_inflight_per_conn", 1, 100000000, 256);
         cfg->limits.max_header_line = (size_t)weft_cfg_int(v, g, "limits", "max_header_line", 256, 400000, 8192);
         cfg->limits.max_headers = (size_t)weft_cfg_int(v, g, "limits", "max_headers", 1024, 400000, 32768);
+        cfg->limits.max_route_file_size =
+            (size_t)weft_cfg_int(v, g, "limits", "max_route_file_size", 1024, 1LL << 30, 4 * 1024 * 1024);
+        cfg->limits.max_route_file_routes =
+            (size_t)weft_cfg_int(v, g, "limits", "max_route_file_routes", 1, 10000000, 10000);
     }
 
     cfg->observability.metrics = cfg->observability.health = WEFT_ON_MAIN;

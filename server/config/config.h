@@ -113,6 +113,8 @@ typedef struct weft_config {
         int max_inflight_per_conn; /* handler work in flight per connection */
         size_t max_header_line; /* HTTP/1 request header line, bytes; longer: 431 */
         size_t max_headers;     /* HTTP/1 request header lines in total, bytes; more: 431 */
+        size_t max_route_file_size;   /* bytes of one route fragment; bigger: refused */
+        size_t max_route_file_routes; /* routes in one route fragment; more: refused */
     } limits;
     struct {
         int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */

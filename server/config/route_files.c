@@ -60,6 +60,13 @@ static void read_fragment(reading *rd, const char *path, const char *owner)
         rd->problems++;
         return;
     }
+    /* Bounded before libconfig reads it: its whole tree is held in memory. */
+    if ((unsigned long long)st.st_size > rd->cfg->limits.max_route_file_size) {
+        weft_errors_add(rd->errs, "route fragment %s: refused: %lld bytes, more than limits.max_route_file_size (%zu)",
+                        path, (long long)st.st_size, rd->cfg->limits.max_route_file_size);
+        rd->problems++;
+        return;
+    }
     weft_route_file *rf = calloc(1, sizeof(*rf));
     if (rf == NULL || (rf->path = strdup(path)) == NULL)
         weft_fatal("out of memory");
@@ -101,6 +108,15 @@ static void read_fragment(reading *rd, const char *path, const char *owner)
         return;
     }
     int n = config_setting_length(list);
+    if ((size_t)n > rd->cfg->limits.max_route_file_routes) {
+        config_setting_t *over = config_setting_get_elem(list, (unsigned)rd->cfg->limits.max_route_file_routes);
+        weft_errors_add(rd->errs, "%s:%d: routes[%zu]: route fragment refused: %d routes, more than "
+                        "limits.max_route_file_routes (%zu)",
+                        path, config_setting_source_line(over), rd->cfg->limits.max_route_file_routes, n,
+                        rd->cfg->limits.max_route_file_routes);
+        rd->problems++;
+        return;
+    }
     weft_route_cfg *routes = realloc(cfg->routes, (cfg->n_routes + (size_t)n + 1) * sizeof(*routes));
     if (routes == NULL)
         weft_fatal("out of memory");
