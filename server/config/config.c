@@ -37,7 +37,7 @@ static void load_plugin_dirs(vctx *v, weft_config *cfg, const config_setting_t *
 
 static void load_pools(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
-    static const char *const keys[] = {"name", "size", "queue", NULL};
+    static const char *const keys[] = {"name", "size", "queue", "queue_timeout_ms", "max_long_lived", NULL};
     config_setting_t *list = weft_cfg_member(v, root, "", "pools", CONFIG_TYPE_ARRAY);
     int n = list != NULL ? config_setting_length(list) : 0;
     cfg->pools = weft_cfg_calloc((size_t)n + 1, sizeof(*cfg->pools));
@@ -66,17 +66,20 @@ static void load_pools(vctx *v, weft_config *cfg, const config_setting_t *root)
         p->name = weft_cfg_strdup(nm);
         p->size = (int)weft_cfg_int(v, g, where, "size", 1, 4096, 200);
         p->queue = (int)weft_cfg_int(v, g, where, "queue", 0, 1000000, 10000);
+        p->queue_timeout_ms = (int)weft_cfg_int(v, g, where, "queue_timeout_ms", 0, 3600000, 30000);
+        p->max_long_lived = (int)weft_cfg_int(v, g, where, "max_long_lived", 0, 100000, p->size);
         p->line = config_setting_source_line(g);
     }
     if (weft_config_find_pool(cfg, "default") == NULL) {
         /* Like a servlet container's 200-thread pool; threads start only if a route uses it. */
-        cfg->pools[cfg->n_pools++] = (weft_pool_cfg){weft_cfg_strdup("default"), 200, 10000, 0};
+        cfg->pools[cfg->n_pools++] = (weft_pool_cfg){weft_cfg_strdup("default"), 200, 10000, 30000, 200, 0};
     }
 }
 
 static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index)
 {
-    static const char *const keys[] = {"path", "methods", "plugin", "dispatch", "pool", "options", "timeout_ms", NULL};
+    static const char *const keys[] = {"path",       "methods",       "plugin",         "dispatch", "pool",
+                                       "options",    "timeout_ms",    "max_concurrent", NULL};
     char where[64];
     snprintf(where, sizeof(where), "routes[%d]", index);
     if (!config_setting_is_group(g)) {
@@ -177,6 +180,7 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
     /* The deadline ends the handler's waits (request/cancel.h); 0 turns the
      * limits default off for one route. */
     r.timeout_ms = (int)weft_cfg_int(v, g, where, "timeout_ms", 0, 3600000, cfg->limits.timeout_ms);
+    r.max_concurrent = (int)weft_cfg_int(v, g, where, "max_concurrent", 0, 10000000, 0);
 
     config_setting_t *options = weft_cfg_member(v, g, where, "options", CONFIG_TYPE_GROUP);
     if (options == NULL && config_setting_get_member(g, "options") != NULL)

@@ -44,6 +44,8 @@ typedef struct weft_pool_cfg {
     char *name;
     int size;  /* worker threads */
     int queue; /* bound on waiting requests; beyond it: 503 */
+    int queue_timeout_ms; /* a request waiting longer for a worker gets 503; 0: no bound */
+    int max_long_lived;   /* workers lent to WebSockets and streams beyond `size` (dispatch/workpool.h) */
     int line;
 } weft_pool_cfg;
 
@@ -55,6 +57,7 @@ typedef struct weft_route_cfg {
     char *pool;                /* dispatch == pool only */
     config_setting_t *options; /* the route's `options` group, or NULL */
     int timeout_ms;            /* answer 504 and cancel after this long; 0: no deadline */
+    int max_concurrent;        /* requests of this route in flight at once; more: 503; 0: no cap */
     const char *file;
     int line;
 } weft_route_cfg;

@@ -102,6 +102,11 @@ struct weft_req {
     void *flush_arg;
     weft_defer *defers;    /* run when the handler has finished */
     struct weft_work *job; /* pool: the queued work, until a worker takes it */
+    weft_timer queue_timer; /* pool: the pool's queue_timeout_ms while queued (dispatch/) */
+    int holds_slot;         /* counted in route->concurrent (dispatch/) */
+    int lent;               /* pool: its worker is lent to it (a WebSocket, a stream; dispatch/) */
+    int lend_refused;       /* pool: it asked to be long-lived at max_long_lived: answer 503 */
+    void (*dispatched_complete)(weft_req *r); /* on_complete, wrapped while dispatch holds something */
     uint64_t conn_id;      /* the carrying connection (per-connection budgets, http/) */
     struct weft_conn *conn; /* its admission record, busy while this runs (core/loop.h); may be NULL */
 
