@@ -25,6 +25,11 @@ struct weft_workpool {
      * place, so 200 idle WebSockets cannot hold a 200-thread pool. */
     int lent, max_lent;
     pthread_cond_t gone_cv; /* the last thread has left (free) */
+    /* Threads that left, to be joined (by the next grow, or free): a
+     * lent thread that is surplus when its work returns ends, and the
+     * pool must not hold its stack as a zombie until free. */
+    pthread_t *exited;
+    size_t n_exited, cap_exited;
     int grow_failed; /* reported once */
 };
 
@@ -80,8 +85,19 @@ static void *worker_main(void *arg)
         if (p->started - p->lent > p->size)
             break;
     }
-    /* Threads are detached: the last one out tells weft_workpool_free,
-     * and none touches the pool after unlocking. */
+    /* Joined later (reap); the last one out tells weft_workpool_free. */
+    if (p->n_exited == p->cap_exited) {
+        size_t cap = p->cap_exited != 0 ? p->cap_exited * 2 : 16;
+        pthread_t *bigger = realloc(p->exited, cap * sizeof(*bigger));
+        if (bigger != NULL) {
+            p->exited = bigger;
+            p->cap_exited = cap;
+        }
+    }
+    if (p->n_exited < p->cap_exited)
+        p->exited[p->n_exited++] = pthread_self();
+    else
+        pthread_detach(pthread_self()); /* out of memory: nobody will join it */
     if (--p->started == 0)
         pthread_cond_broadcast(&p->gone_cv);
     pthread_mutex_unlock(&p->mu);
@@ -108,6 +124,15 @@ weft_workpool *weft_workpool_new(const char *name, int size, int queue)
     return p;
 }
 
+/* Joins the threads that have left (they unlocked p->mu before
+ * returning, so this waits only for their last instructions). Under p->mu. */
+static void reap(weft_workpool *p)
+{
+    for (size_t i = 0; i < p->n_exited; i++)
+        pthread_join(p->exited[i], NULL);
+    p->n_exited = 0;
+}
+
 /* Threads start when work finds none waiting, not all at creation: 200
  * threads started eagerly cost a default server 1.6 MiB of resident memory
  * and ~10 ms of its start (and as much again at every reload) although most
@@ -119,7 +144,7 @@ static int grow(weft_workpool *p)
     /* Blocking handlers need ordinary stacks, but 8 MiB of address space per
      * thread adds up at 200 threads; 512 KiB is plenty for handler code. */
     pthread_attr_setstacksize(&attr, 512 * 1024);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    reap(p);
     pthread_t t;
     int rc = pthread_create(&t, &attr, worker_main, p);
     pthread_attr_destroy(&attr);
@@ -142,7 +167,9 @@ void weft_workpool_free(weft_workpool *p)
     pthread_cond_broadcast(&p->cv);
     while (p->started > 0)
         pthread_cond_wait(&p->gone_cv, &p->mu);
+    reap(p);
     pthread_mutex_unlock(&p->mu);
+    free(p->exited);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     pthread_cond_destroy(&p->gone_cv);
