@@ -193,9 +193,9 @@ static void run_coroutine(weft_req *r)
  * out), so on_complete is wrapped while either is held. */
 static void release(weft_req *r)
 {
-    if (r->holds_slot) {
-        r->holds_slot = 0;
-        atomic_fetch_sub_explicit(&r->route->concurrent, 1, memory_order_relaxed);
+    if (r->slot != NULL) {
+        atomic_fetch_sub_explicit(r->slot, 1, memory_order_relaxed);
+        r->slot = NULL;
     }
     weft_timers_cancel(r->loop->timers, &r->queue_timer);
     r->on_complete = r->dispatched_complete;
@@ -224,22 +224,28 @@ static void refuse_busy(weft_req *r, int why, const char *fmt, ...)
     weft_req_complete(r);
 }
 
+/* Requests in flight per route series (path, policy: base/stats.h), so
+ * that a reload does not start the count afresh while the old generation's
+ * WebSockets and streams are still open. */
+static atomic_int in_flight[WEFT_STAT_SLOTS];
+
 /* The route's max_concurrent: long-lived requests (WebSockets, streams,
  * slow upstreams) of one route cannot take every worker, coroutine or
- * connection slot the others need. Counted across loops, per generation. */
+ * connection slot the others need. Counted across loops and generations. */
 static int admit(weft_req *r)
 {
     weft_route *rt = r->route;
     int max = rt->cfg->max_concurrent;
     if (max <= 0)
         return 1;
-    if (atomic_fetch_add_explicit(&rt->concurrent, 1, memory_order_relaxed) >= max) {
-        atomic_fetch_sub_explicit(&rt->concurrent, 1, memory_order_relaxed);
+    atomic_int *n = rt->stat_slot >= 0 && rt->stat_slot < WEFT_STAT_SLOTS ? &in_flight[rt->stat_slot] : &rt->concurrent;
+    if (atomic_fetch_add_explicit(n, 1, memory_order_relaxed) >= max) {
+        atomic_fetch_sub_explicit(n, 1, memory_order_relaxed);
         refuse_busy(r, WEFT_REFUSED_MAX_CONCURRENT,
                     "server busy: route %s has its max_concurrent (%d) requests in flight", rt->cfg->path, max);
         return 0;
     }
-    r->holds_slot = 1;
+    r->slot = n;
     hold(r);
     return 1;
 }

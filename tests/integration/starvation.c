@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,5 +198,30 @@ Test(starvation, a_request_queued_past_queue_timeout_ms_gets_503, .timeout = 120
     close(hold);
     wt_wait_metric_eq(&s, "weft_pool_busy_workers{pool=\"one\"}", 0, 20000);
     cr_assert_eq(get(&s, "/pool/quick", NULL, 0, NULL, 0), 200);
+    wt_finish(&s);
+}
+
+/* The count survives a reload: the old generation's requests still hold
+ * their slots, so a reload is no way around the cap. */
+Test(starvation, max_concurrent_counts_across_a_reload, .timeout = 120)
+{
+    wt_server s = {0};
+    static const char conf[] = "threads = 1;\n" WT_LISTEN "\n"
+                               "routes = (\n" WT_ROUTE("/pool/slow", "delay", "pool",
+                                                       " options = { ms = 600000; }; max_concurrent = 1;") "\n);\n";
+    wt_start(&s, conf);
+    int fd = wt_raw_connect(s.port);
+    const char *req = "GET /pool/slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    cr_assert_eq(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+    wt_wait_metric(&s, "weft_pool_busy_workers{pool=\"default\"}", 1, 20000);
+    char text[sizeof(conf) + 32];
+    snprintf(text, sizeof(text), "# reloaded\n%s", conf);
+    wt_write_file_atomic(s.conf, text);
+    cr_assert_eq(kill(s.pid, SIGHUP), 0);
+    free(wt_wait_log(&s, "generation 2 serving", 20000));
+    char body[512];
+    cr_assert_eq(get(&s, "/pool/slow", body, sizeof(body), NULL, 0), 503, "%s", body);
+    cr_assert(strstr(body, "max_concurrent (1)") != NULL, "%s", body);
+    close(fd);
     wt_finish(&s);
 }
