@@ -5,7 +5,9 @@
  *   POST /{policy}/accounts/transfer   {"from": 1, "to": 2, "amount": 10}
  *        200 {"from": {"id","balance"}, "to": {"id","balance"}}
  *        409 the source account would go negative (nothing changes)
- *        404 an unknown account, 400 bad input, 503 database unavailable
+ *        404 an unknown account, 400 bad input, 503 database unavailable,
+ *        415 a body that is not Content-Type: application/json, 413 a body
+ *        over 4 KiB
  *
  * A transfer is BEGIN; lock both rows in id order (SELECT ... ORDER BY id
  * FOR UPDATE: the row locks are taken in the sorted order, so two opposite
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 #include <weft/plugin.h>
@@ -31,6 +34,10 @@ static const weft_host *host;
     "WHERE id IN ($1::int, $2::int) RETURNING id, balance"
 
 enum { OP_GET, OP_TRANSFER };
+
+/* A transfer is one flat object of three integers: a few dozen bytes. */
+#define BODY_MAX 4096
+#define JSON_DEPTH_MAX 4
 
 static int send_json(weft_req *req, int status, const char *text)
 {
@@ -106,11 +113,66 @@ static int json_field(weft_req *req, json_t *obj, const char *name, long long ma
     return 0;
 }
 
-/* Fills `t` from the body; answers 400 itself and returns -1 on bad input. */
+/* jansson parses arrays and objects recursively, up to 2048 levels deep, and
+ * a coroutine runs on a small stack (coroutine.stack_size, 64 KiB by
+ * default): a body of a thousand '[' overflowed it and took the server down.
+ * A transfer is flat, so deep nesting is refused before jansson sees it.
+ * Only brackets outside strings are counted, never fewer than jansson nests. */
+static int nesting_too_deep(const char *s, size_t len)
+{
+    int depth = 0, in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == '[' || c == '{') {
+            if (++depth > JSON_DEPTH_MAX)
+                return 1;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return 0;
+}
+
+/* RFC 8259's media type, parameters allowed. Requiring it keeps a browser
+ * on another site from posting a transfer as a "simple" text/plain request,
+ * which needs no CORS preflight. */
+static int is_json_content_type(const char *ct)
+{
+    static const char want[] = "application/json";
+    if (ct == NULL)
+        return 0;
+    ct += strspn(ct, " \t");
+    if (strncasecmp(ct, want, sizeof(want) - 1) != 0)
+        return 0;
+    ct += sizeof(want) - 1;
+    ct += strspn(ct, " \t");
+    return *ct == '\0' || *ct == ';';
+}
+
+/* Fills `t` from the body; answers 4xx itself and returns -1 on bad input. */
 static int parse_transfer(weft_req *req, transfer *t)
 {
+    if (!is_json_content_type(host->req_header(req, "content-type"))) {
+        send_error(req, 415, "content-type must be application/json");
+        return -1;
+    }
     size_t len = 0;
     const char *body = host->req_body(req, &len);
+    if (nesting_too_deep(body, len)) {
+        send_error(req, 400, "invalid JSON: nested more than %d levels deep", JSON_DEPTH_MAX);
+        return -1;
+    }
+    if (len > BODY_MAX) {
+        send_error(req, 413, "a transfer body is at most %d bytes", BODY_MAX);
+        return -1;
+    }
     json_error_t err;
     json_t *obj = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
     if (!json_is_object(obj)) {

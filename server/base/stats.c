@@ -106,6 +106,12 @@ void weft_stats_cancelled(weft_loop_stats *s, int slot)
         weft_stat_add(&s->slots[slot].cancelled, 1);
 }
 
+void weft_stats_refused(weft_loop_stats *s, int slot, int why)
+{
+    if (slot >= 0 && why >= 0 && why < 2)
+        weft_stat_add(&s->slots[slot].refused[why], 1);
+}
+
 void weft_stats_slot_totals(int slot, uint64_t *count, double *sum_seconds)
 {
     *count = 0;

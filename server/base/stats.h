@@ -22,7 +22,11 @@ typedef struct weft_slot_stats {
     atomic_uint_fast64_t bucket[WEFT_HIST_BUCKETS];
     atomic_uint_fast64_t sum_ns;
     atomic_uint_fast64_t cancelled; /* the client left before the answer: answered nobody */
+    atomic_uint_fast64_t refused[2]; /* 503 before the handler ran: WEFT_REFUSED_* */
 } weft_slot_stats;
+
+/** Why a request was refused with 503 before its handler ran (weft_stats_refused). */
+enum { WEFT_REFUSED_MAX_CONCURRENT = 0, WEFT_REFUSED_QUEUE_TIMEOUT = 1 };
 
 /** One loop's block; written by that loop only. */
 typedef struct weft_loop_stats {
@@ -70,6 +74,8 @@ void weft_stats_slot_key(int slot, const char **path, const char **policy);
 void weft_stats_request(weft_loop_stats *s, int slot, int status, uint64_t elapsed_ns);
 /** Records a request whose client left before it was answered. */
 void weft_stats_cancelled(weft_loop_stats *s, int slot);
+/** Records a request refused before its handler ran; `why` is WEFT_REFUSED_*. */
+void weft_stats_refused(weft_loop_stats *s, int slot, int why);
 /** Requests answered by a route series and their total latency, over all loops. */
 void weft_stats_slot_totals(int slot, uint64_t *count, double *sum_seconds);
 

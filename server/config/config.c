@@ -37,7 +37,7 @@ static void load_plugin_dirs(vctx *v, weft_config *cfg, const config_setting_t *
 
 static void load_pools(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
-    static const char *const keys[] = {"name", "size", "queue", NULL};
+    static const char *const keys[] = {"name", "size", "queue", "queue_timeout_ms", "max_long_lived", NULL};
     config_setting_t *list = weft_cfg_member(v, root, "", "pools", CONFIG_TYPE_ARRAY);
     int n = list != NULL ? config_setting_length(list) : 0;
     cfg->pools = weft_cfg_calloc((size_t)n + 1, sizeof(*cfg->pools));
@@ -66,18 +66,21 @@ static void load_pools(vctx *v, weft_config *cfg, const config_setting_t *root)
         p->name = weft_cfg_strdup(nm);
         p->size = (int)weft_cfg_int(v, g, where, "size", 1, 4096, 200);
         p->queue = (int)weft_cfg_int(v, g, where, "queue", 0, 1000000, 10000);
+        p->queue_timeout_ms = (int)weft_cfg_int(v, g, where, "queue_timeout_ms", 0, 3600000, 30000);
+        p->max_long_lived = (int)weft_cfg_int(v, g, where, "max_long_lived", 0, 100000, p->size);
         p->line = config_setting_source_line(g);
     }
     if (weft_config_find_pool(cfg, "default") == NULL) {
         /* Like a servlet container's 200-thread pool; threads start only if a route uses it. */
-        cfg->pools[cfg->n_pools++] = (weft_pool_cfg){weft_cfg_strdup("default"), 200, 10000, 0};
+        cfg->pools[cfg->n_pools++] = (weft_pool_cfg){weft_cfg_strdup("default"), 200, 10000, 30000, 200, 0};
     }
 }
 
 static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index)
 {
-    static const char *const keys[] = {"path", "methods", "plugin", "dispatch", "pool", "options", "timeout_ms",
-                                       "max_body", "stream_body", NULL};
+    static const char *const keys[] = {"path",     "methods",     "plugin",         "dispatch", "pool",
+                                       "options",  "timeout_ms",  "max_concurrent", "max_body", "stream_body",
+                                       NULL};
     char where[64];
     snprintf(where, sizeof(where), "routes[%d]", index);
     if (!config_setting_is_group(g)) {
@@ -181,6 +184,7 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
     r.max_body = (size_t)weft_cfg_int(v, g, where, "max_body", 0, 1LL << 40, (long long)cfg->limits.max_body);
     config_setting_t *stream = weft_cfg_member(v, g, where, "stream_body", CONFIG_TYPE_BOOL);
     r.stream_body = stream != NULL && config_setting_get_bool(stream);
+    r.max_concurrent = (int)weft_cfg_int(v, g, where, "max_concurrent", 0, 10000000, 0);
 
     config_setting_t *options = weft_cfg_member(v, g, where, "options", CONFIG_TYPE_GROUP);
     if (options == NULL && config_setting_get_member(g, "options") != NULL)
@@ -241,7 +245,8 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     static const char *const limits_keys[] = {"max_body",        "max_uri",         "max_connections", "max_connections_per_ip",
                                               "request_timeout_ms", "idle_timeout_ms", "timeout_ms",
                                               "max_resets", "reset_window_ms", "max_inflight_per_conn",
-                                              "max_header_line", "max_headers", NULL};
+                                              "max_header_line", "max_headers",
+                                              "max_route_file_size", "max_route_file_routes", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
     static const char *const log_keys[] = {"level", "access_log", "request_id_header", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
@@ -265,6 +270,11 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     /* nginx and Apache stop a header line at 8 KiB. */
     cfg->limits.max_header_line = 8192;
     cfg->limits.max_headers = 32768;
+    /* A fragment is one plugin's routes: ten thousand is far beyond any
+     * real one, and reading, checking and routing that many stays well
+     * under a second of the control thread's time. */
+    cfg->limits.max_route_file_size = 4 * 1024 * 1024;
+    cfg->limits.max_route_file_routes = 10000;
     if ((g = weft_cfg_member(v, root, "", "limits", CONFIG_TYPE_GROUP)) != NULL) {
         weft_cfg_check_keys(v, g, "limits", limits_keys);
         cfg->limits.max_body = (size_t)weft_cfg_int(v, g, "limits", "max_body", 0, 1LL << 40, 1024 * 1024);
@@ -281,6 +291,10 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
             (int)weft_cfg_int(v, g, "limits", "max_inflight_per_conn", 1, 100000000, 256);
         cfg->limits.max_header_line = (size_t)weft_cfg_int(v, g, "limits", "max_header_line", 256, 400000, 8192);
         cfg->limits.max_headers = (size_t)weft_cfg_int(v, g, "limits", "max_headers", 1024, 400000, 32768);
+        cfg->limits.max_route_file_size =
+            (size_t)weft_cfg_int(v, g, "limits", "max_route_file_size", 1024, 1LL << 30, 4 * 1024 * 1024);
+        cfg->limits.max_route_file_routes =
+            (size_t)weft_cfg_int(v, g, "limits", "max_route_file_routes", 1, 10000000, 10000);
     }
 
     cfg->observability.metrics = cfg->observability.health = WEFT_ON_MAIN;

@@ -44,6 +44,8 @@ typedef struct weft_pool_cfg {
     char *name;
     int size;  /* worker threads */
     int queue; /* bound on waiting requests; beyond it: 503 */
+    int queue_timeout_ms; /* a request waiting longer for a worker gets 503; 0: no bound */
+    int max_long_lived;   /* workers lent to WebSockets and streams beyond `size` (dispatch/workpool.h) */
     int line;
 } weft_pool_cfg;
 
@@ -57,6 +59,7 @@ typedef struct weft_route_cfg {
     int timeout_ms;            /* answer 504 and cancel after this long; 0: no deadline */
     size_t max_body;           /* largest request body; limits.max_body unless set */
     int stream_body;           /* the handler reads the body as it arrives (req_body_read) */
+    int max_concurrent;        /* requests of this route in flight at once; more: 503; 0: no cap */
     const char *file;
     int line;
 } weft_route_cfg;
@@ -116,6 +119,8 @@ typedef struct weft_config {
         int max_inflight_per_conn; /* handler work in flight per connection */
         size_t max_header_line; /* HTTP/1 request header line, bytes; longer: 431 */
         size_t max_headers;     /* HTTP/1 request header lines in total, bytes; more: 431 */
+        size_t max_route_file_size;   /* bytes of one route fragment; bigger: refused */
+        size_t max_route_file_routes; /* routes in one route fragment; more: refused */
     } limits;
     struct {
         int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */

@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/names.h"
+#include "base/trust.h"
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -50,6 +51,22 @@ typedef struct reading {
 /* `owner`: the plugin a NAME.routes file belongs to, NULL for routes.d. */
 static void read_fragment(reading *rd, const char *path, const char *owner)
 {
+    /* A fragment routes requests to plugin code and passes it options: it
+     * gets the same ownership, permission and symlink checks as the .so. */
+    char real[4096], why[1024];
+    struct stat st;
+    if (weft_file_trusted("route fragment", path, real, &st, why, sizeof(why)) != 0) {
+        weft_errors_add(rd->errs, "route fragment %s: refused: %s", path, why);
+        rd->problems++;
+        return;
+    }
+    /* Bounded before libconfig reads it: its whole tree is held in memory. */
+    if ((unsigned long long)st.st_size > rd->cfg->limits.max_route_file_size) {
+        weft_errors_add(rd->errs, "route fragment %s: refused: %lld bytes, more than limits.max_route_file_size (%zu)",
+                        path, (long long)st.st_size, rd->cfg->limits.max_route_file_size);
+        rd->problems++;
+        return;
+    }
     weft_route_file *rf = calloc(1, sizeof(*rf));
     if (rf == NULL || (rf->path = strdup(path)) == NULL)
         weft_fatal("out of memory");
@@ -91,6 +108,15 @@ static void read_fragment(reading *rd, const char *path, const char *owner)
         return;
     }
     int n = config_setting_length(list);
+    if ((size_t)n > rd->cfg->limits.max_route_file_routes) {
+        config_setting_t *over = config_setting_get_elem(list, (unsigned)rd->cfg->limits.max_route_file_routes);
+        weft_errors_add(rd->errs, "%s:%d: routes[%zu]: route fragment refused: %d routes, more than "
+                        "limits.max_route_file_routes (%zu)",
+                        path, config_setting_source_line(over), rd->cfg->limits.max_route_file_routes, n,
+                        rd->cfg->limits.max_route_file_routes);
+        rd->problems++;
+        return;
+    }
     weft_route_cfg *routes = realloc(cfg->routes, (cfg->n_routes + (size_t)n + 1) * sizeof(*routes));
     if (routes == NULL)
         weft_fatal("out of memory");

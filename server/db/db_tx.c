@@ -22,6 +22,7 @@
  * back in the host call it is in or enters next. From then on every call on
  * that transaction answers WEFT_CANCELLED.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,6 +250,19 @@ static int begin_worker(weft_req *r, weft_tx *tx)
     return rc;
 }
 
+/* No `database` group: no pool to hold a connection of (a NULL one crashed
+ * the server on the first transfer). 503, as db_query answers; said once. */
+static int no_database(weft_req *r)
+{
+    static atomic_int told;
+    if (r->route->dbpool != NULL)
+        return 0;
+    if (!atomic_exchange(&told, 1))
+        weft_log_error("%s: db_begin() but no database is configured (docs/DATABASE.md); answering 503",
+                       r->route->label);
+    return 1;
+}
+
 int weft_db_tx_db_begin(weft_req *r, int isolation)
 {
     if (r->exec == WEFT_EXEC_LOOP) {
@@ -257,6 +271,8 @@ int weft_db_tx_db_begin(weft_req *r, int isolation)
     }
     if (weft_req_cancelled(r))
         return WEFT_CANCELLED;
+    if (no_database(r))
+        return WEFT_UNAVAILABLE;
     weft_tx *tx = tx_new(r, isolation);
     if (tx == NULL)
         return WEFT_ERROR;
@@ -354,8 +370,8 @@ static async_tx *async_new(weft_req *r, weft_callback cb, void *arg)
 
 void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, void *arg)
 {
-    if (weft_req_cancelled(r)) {
-        cb(r, arg, WEFT_CANCELLED);
+    if (weft_req_cancelled(r) || (r->exec == WEFT_EXEC_LOOP && no_database(r))) {
+        cb(r, arg, weft_req_cancelled(r) ? WEFT_CANCELLED : WEFT_UNAVAILABLE);
         return;
     }
     async_tx *a = async_new(r, cb, arg);

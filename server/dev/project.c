@@ -189,8 +189,12 @@ static void install_routes(weft_dev_project *p, const weft_dev_dirs *d)
     int wrote = f != NULL && fputs(p->routes_text, f) >= 0;
     pthread_mutex_unlock(&mu);
     free(installed);
-    if (!same && (f == NULL || fclose(f) != 0 || !wrote || rename(tmp, routes) != 0))
+    /* 0644 whatever the umask: the server refuses a group- or
+     * world-writable fragment, as it refuses such a .so. */
+    if (!same && (f == NULL || fclose(f) != 0 || !wrote || chmod(tmp, 0644) != 0 || rename(tmp, routes) != 0))
         weft_log_error("dev: cannot install %s: %s", routes, strerror(errno));
+    else if (same && chmod(routes, 0644) != 0)
+        weft_log_error("dev: cannot chmod %s: %s", routes, strerror(errno));
 }
 
 int weft_dev_build(weft_dev_project *p, const weft_dev_dirs *d)

@@ -381,7 +381,7 @@ size_t weft_coro_pool_mapped_bytes(const weft_coro_pool *pool) { return pool->ma
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define N_FATAL (sizeof(fatal_signals) / sizeof(fatal_signals[0]))
 static struct sigaction prev_action[N_FATAL];
-static void (*fault_hook)(int sig, const siginfo_t *info);
+static void (*fault_hook)(int sig, const siginfo_t *info, const char *what);
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 static int handlers_errno;
 static __thread char *altstack_map; /* guard page + ALTSTACK_SIZE */
@@ -409,6 +409,15 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
         p = weft_ss_append(p, end, " bytes); raise coroutine.stack_size in the config\n");
         ssize_t ignored = write(weft_ss_report_fd(), msg, (size_t)(p - msg));
         (void)ignored;
+        /* Then the crash record, like any other handler crash: without it
+         * nothing was quarantined and a restarted server crashed again on
+         * the next such request. Recovering instead (a jump back to the loop,
+         * the coroutine discarded) is not safe: the handler may have
+         * overflowed inside malloc or holding a lock, a transaction or
+         * anything else its frames own, none of which can be given back. */
+        void (*hook)(int, const siginfo_t *, const char *) = fault_hook;
+        if (hook != NULL)
+            hook(sig, info, "stack overflow");
         /* Blocked until this handler returns, then fatal; the core still
          * holds the registers of the faulting context. */
         restore_default(sig);
@@ -420,9 +429,9 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
      * (si_code > 0), return: the instruction faults again and reaches that
      * handler through the kernel, with the real context. Calling it from here
      * instead confuses TSan ("nested bug"). A kill()ed signal must be re-sent. */
-    void (*hook)(int, const siginfo_t *) = fault_hook;
+    void (*hook)(int, const siginfo_t *, const char *) = fault_hook;
     if (hook != NULL)
-        hook(sig, info);
+        hook(sig, info, NULL);
     struct sigaction prev = {.sa_handler = SIG_DFL};
     for (size_t i = 0; i < N_FATAL; i++)
         if (fatal_signals[i] == sig)
@@ -450,7 +459,7 @@ static void install_handlers(void)
     }
 }
 
-void weft_coro_set_fault_hook(void (*hook)(int sig, const siginfo_t *info)) { fault_hook = hook; }
+void weft_coro_set_fault_hook(void (*hook)(int sig, const siginfo_t *info, const char *what)) { fault_hook = hook; }
 
 int weft_coro_signals_init(void)
 {

@@ -86,8 +86,8 @@ size_t weft_coro_pool_mapped_bytes(const weft_coro_pool *pool);
  * handler. A fault in the guard page of the thread's running coroutine prints
  *   weft: FATAL: coroutine stack overflow in route <label> (stack size <N>
  *   bytes); raise coroutine.stack_size in the config
- * to stderr and kills the process with the signal's default action (so a
- * core dump is still written). Other faults go to the handler that was
+ * to stderr, calls the fault hook (what = "stack overflow") and kills the
+ * process with the signal's default action (so a core dump is still written). Other faults go to the handler that was
  * installed before (e.g. ASan's report) or, if none, to the default action.
  * Without this call an overflow still kills the thread's process, silently.
  * Call once per event-loop thread; repeated calls are harmless.
@@ -103,12 +103,13 @@ int weft_coro_thread_init(void);
 int weft_coro_signals_init(void);
 
 /**
- * A fatal signal that is not a coroutine stack overflow calls `hook` (in
- * async-signal context, on the thread's alternate stack if it has one)
- * before the previous handler or the default action ends the process: the
- * place for a crash report. NULL removes it.
+ * A fatal signal calls `hook` (in async-signal context, on the thread's
+ * alternate stack if it has one) before the previous handler or the default
+ * action ends the process: the place for a crash report. `what` is NULL, or
+ * "stack overflow" for a fault on a coroutine's guard page (after the
+ * overflow line above). NULL removes it.
  */
-void weft_coro_set_fault_hook(void (*hook)(int sig, const siginfo_t *info));
+void weft_coro_set_fault_hook(void (*hook)(int sig, const siginfo_t *info, const char *what));
 
 /** Removes and frees this thread's alternate signal stack (restoring any previous one). */
 void weft_coro_thread_cleanup(void);

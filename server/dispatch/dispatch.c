@@ -1,5 +1,6 @@
 #include "dispatch/dispatch.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -185,6 +186,70 @@ static void run_coroutine(weft_req *r)
     weft_dispatch_resume(r);
 }
 
+/* ---- what dispatch holds for a request until it completes ---- */
+
+/* A slot of the route's max_concurrent and the pool's queue timer are given
+ * back on every way a request can end (answered, refused, cancelled, timed
+ * out), so on_complete is wrapped while either is held. */
+static void release(weft_req *r)
+{
+    if (r->slot != NULL) {
+        atomic_fetch_sub_explicit(r->slot, 1, memory_order_relaxed);
+        r->slot = NULL;
+    }
+    weft_timers_cancel(r->loop->timers, &r->queue_timer);
+    r->on_complete = r->dispatched_complete;
+    r->on_complete(r);
+}
+
+static void hold(weft_req *r)
+{
+    if (r->on_complete != release) {
+        r->dispatched_complete = r->on_complete;
+        r->on_complete = release;
+    }
+}
+
+static void refuse_busy(weft_req *r, int why, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void refuse_busy(weft_req *r, int why, const char *fmt, ...)
+{
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    weft_stats_refused(r->loop->stats, r->route->stat_slot, why);
+    weft_request_res_error(r, 503, msg);
+    weft_request_res_header(r, "retry-after", "1");
+    weft_req_complete(r);
+}
+
+/* Requests in flight per route series (path, policy: base/stats.h), so
+ * that a reload does not start the count afresh while the old generation's
+ * WebSockets and streams are still open. */
+static atomic_int in_flight[WEFT_STAT_SLOTS];
+
+/* The route's max_concurrent: long-lived requests (WebSockets, streams,
+ * slow upstreams) of one route cannot take every worker, coroutine or
+ * connection slot the others need. Counted across loops and generations. */
+static int admit(weft_req *r)
+{
+    weft_route *rt = r->route;
+    int max = rt->cfg->max_concurrent;
+    if (max <= 0)
+        return 1;
+    atomic_int *n = rt->stat_slot >= 0 && rt->stat_slot < WEFT_STAT_SLOTS ? &in_flight[rt->stat_slot] : &rt->concurrent;
+    if (atomic_fetch_add_explicit(n, 1, memory_order_relaxed) >= max) {
+        atomic_fetch_sub_explicit(n, 1, memory_order_relaxed);
+        refuse_busy(r, WEFT_REFUSED_MAX_CONCURRENT,
+                    "server busy: route %s has its max_concurrent (%d) requests in flight", rt->cfg->path, max);
+        return 0;
+    }
+    r->slot = n;
+    hold(r);
+    return 1;
+}
+
 /* ---- pool ---- */
 
 static void on_pool_done(weft_msg *m)
@@ -201,8 +266,43 @@ static void pool_run(weft_work *w)
     /* Withdrawn between the loop's cancel and this worker taking the job. */
     r->rc = weft_req_cancelled(r) ? WEFT_CANCELLED : r->route->desc->handle(r, r->route->state);
     weft_req_run_defers(r);
+    if (r->lend_refused && !r->streamed) {
+        /* Whatever the handler answered to its refused WebSocket or stream. */
+        char msg[200];
+        snprintf(msg, sizeof(msg), "server busy: pool '%s' has lent its max_long_lived workers to WebSockets and "
+                 "streams", weft_workpool_name(r->route->pool));
+        weft_request_res_error(r, 503, msg);
+        weft_request_res_header(r, "retry-after", "1");
+        r->rc = WEFT_OK;
+    }
     weft_dispatch_running = NULL;
     weft_loop_post(r->loop, &job->done, on_pool_done);
+}
+
+/* Still queued after the pool's queue_timeout_ms: every worker is held
+ * (by long-lived requests, often), and waiting longer only ties up the
+ * client and the queue. A worker that took it meanwhile runs it. */
+static void on_queue_timeout(weft_timer *t)
+{
+    weft_req *r = H2O_STRUCT_FROM_MEMBER(weft_req, queue_timer, t);
+    if (r->job == NULL || weft_workpool_expire(r->route->pool, r->job) != 0)
+        return;
+    r->job = NULL;
+    refuse_busy(r, WEFT_REFUSED_QUEUE_TIMEOUT,
+                "server busy: no worker of pool '%s' was free within its queue_timeout_ms (%d ms)",
+                weft_workpool_name(r->route->pool), weft_workpool_queue_timeout(r->route->pool));
+}
+
+int weft_dispatch_long_lived(weft_req *r)
+{
+    if (r->exec != WEFT_EXEC_WORKER || r->lent)
+        return 0;
+    if (weft_workpool_lend(r->route->pool) == 0) {
+        r->lent = 1;
+        return 0;
+    }
+    r->lend_refused = 1;
+    return -1;
 }
 
 static void run_pool(weft_req *r)
@@ -212,10 +312,17 @@ static void run_pool(weft_req *r)
     if (job != NULL) {
         job->r = r;
         job->work.run = pool_run;
+        int qt = weft_workpool_queue_timeout(r->route->pool);
+        /* Armed before submitting: the job may finish at once, and its
+         * completion (on this loop, later) must find the timer to cancel.
+         * Without memory for the timer the request waits unbounded. */
+        if (qt > 0 && weft_timers_add(r->loop->timers, &r->queue_timer, (uint64_t)qt, on_queue_timeout) == 0)
+            hold(r);
         if (weft_workpool_submit(r->route->pool, &job->work) == 0) {
             r->job = &job->work;
             return;
         }
+        weft_timers_cancel(r->loop->timers, &r->queue_timer);
     }
     /* Refuse at once rather than queue without bound: the client may retry
      * elsewhere, and the server's memory stays flat under overload. */
@@ -300,6 +407,8 @@ void weft_dispatch_start(weft_req *r)
         weft_req_complete(r);
         return;
     }
+    if (!admit(r))
+        return;
     switch (r->route->cfg->dispatch) {
     case WEFT_DISPATCH_REACTIVE: run_reactive(r); break;
     case WEFT_DISPATCH_COROUTINE: run_coroutine(r); break;

@@ -55,6 +55,14 @@ void weft_dispatch_done(weft_req *r, int rc);
  * Loop thread, never from inside a coroutine.
  */
 void weft_dispatch_cancel(weft_req *r, int reason);
+/**
+ * The handler's request becomes long-lived (a WebSocket accepted, a stream
+ * started): under `pool` its worker is lent (dispatch/workpool.h) so that
+ * it stops counting against the pool. Returns 0, or -1 when the pool has
+ * lent max_long_lived workers already: the caller refuses, and the request
+ * is answered 503 + Retry-After when the handler returns. Other policies: 0.
+ */
+int weft_dispatch_long_lived(weft_req *r);
 
 /** Gives every loop a coroutine stack pool of `stack_size` stacks (before the loops start). */
 void weft_dispatch_attach(size_t stack_size);

@@ -37,6 +37,10 @@ int weft_flush_res_flush(weft_req *r)
         weft_log_error("%s: res_flush() called from a reactive handler; use res_flush_async()", r->route->label);
         return WEFT_ERROR;
     }
+    /* A stream under `pool` holds its worker as long as its client reads:
+     * the worker is lent, or the stream refused. */
+    if (weft_dispatch_long_lived(r) != 0)
+        return WEFT_UNAVAILABLE;
     flush_wait w = {.aw = {.r = r, .start = start}};
     return weft_await_block(&w.aw);
 }

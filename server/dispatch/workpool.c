@@ -17,11 +17,24 @@ struct weft_workpool {
     size_t queued, queue_max;
     int size, busy, stopping;
     int waiting; /* threads blocked for work */
-    unsigned long long rejected, completed, withdrawn;
-    pthread_t *threads;
-    int started; /* threads are started on demand, up to size */
+    unsigned long long rejected, completed, withdrawn, expired, lend_refused;
+    int queue_timeout_ms;
+    int started; /* threads alive: started on demand, up to size + lent */
+    /* Threads running long-lived work (a WebSocket, a stream) are lent: they
+     * no longer count against `size`, and another thread may take their
+     * place, so 200 idle WebSockets cannot hold a 200-thread pool. */
+    int lent, max_lent;
+    pthread_cond_t gone_cv; /* the last thread has left (free) */
+    /* Threads that left, to be joined (by the next grow, or free): a
+     * lent thread that is surplus when its work returns ends, and the
+     * pool must not hold its stack as a zombie until free. */
+    pthread_t *exited;
+    size_t n_exited, cap_exited;
     int grow_failed; /* reported once */
 };
+
+/* The pool whose work this worker runs lent (weft_workpool_lend). */
+static __thread weft_workpool *lent_from;
 
 static void unlink_work(weft_workpool *p, weft_work *w)
 {
@@ -60,9 +73,33 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&p->mu);
         w->run(w);
         pthread_mutex_lock(&p->mu);
-        p->busy--;
         p->completed++;
+        if (lent_from != p) {
+            p->busy--;
+            continue;
+        }
+        lent_from = NULL;
+        p->lent--;
+        /* Another thread took this one's place while it was lent: one of
+         * the two is surplus now, and this one goes. */
+        if (p->started - p->lent > p->size)
+            break;
     }
+    /* Joined later (reap); the last one out tells weft_workpool_free. */
+    if (p->n_exited == p->cap_exited) {
+        size_t cap = p->cap_exited != 0 ? p->cap_exited * 2 : 16;
+        pthread_t *bigger = realloc(p->exited, cap * sizeof(*bigger));
+        if (bigger != NULL) {
+            p->exited = bigger;
+            p->cap_exited = cap;
+        }
+    }
+    if (p->n_exited < p->cap_exited)
+        p->exited[p->n_exited++] = pthread_self();
+    else
+        pthread_detach(pthread_self()); /* out of memory: nobody will join it */
+    if (--p->started == 0)
+        pthread_cond_broadcast(&p->gone_cv);
     pthread_mutex_unlock(&p->mu);
     weft_coro_thread_cleanup();
     return NULL;
@@ -76,16 +113,24 @@ weft_workpool *weft_workpool_new(const char *name, int size, int queue)
     p->name = strdup(name);
     p->size = size;
     p->queue_max = (size_t)queue;
-    p->threads = calloc((size_t)size, sizeof(pthread_t));
-    if (p->name == NULL || p->threads == NULL) {
-        free(p->name);
-        free(p->threads);
+    p->max_lent = size;
+    if (p->name == NULL) {
         free(p);
         return NULL;
     }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
+    pthread_cond_init(&p->gone_cv, NULL);
     return p;
+}
+
+/* Joins the threads that have left (they unlocked p->mu before
+ * returning, so this waits only for their last instructions). Under p->mu. */
+static void reap(weft_workpool *p)
+{
+    for (size_t i = 0; i < p->n_exited; i++)
+        pthread_join(p->exited[i], NULL);
+    p->n_exited = 0;
 }
 
 /* Threads start when work finds none waiting, not all at creation: 200
@@ -99,7 +144,9 @@ static int grow(weft_workpool *p)
     /* Blocking handlers need ordinary stacks, but 8 MiB of address space per
      * thread adds up at 200 threads; 512 KiB is plenty for handler code. */
     pthread_attr_setstacksize(&attr, 512 * 1024);
-    int rc = pthread_create(&p->threads[p->started], &attr, worker_main, p);
+    reap(p);
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, worker_main, p);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         if (p->grow_failed++ == 0)
@@ -118,12 +165,14 @@ void weft_workpool_free(weft_workpool *p)
     pthread_mutex_lock(&p->mu);
     p->stopping = 1;
     pthread_cond_broadcast(&p->cv);
+    while (p->started > 0)
+        pthread_cond_wait(&p->gone_cv, &p->mu);
+    reap(p);
     pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->started; i++)
-        pthread_join(p->threads[i], NULL);
+    free(p->exited);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
-    free(p->threads);
+    pthread_cond_destroy(&p->gone_cv);
     free(p->name);
     free(p);
 }
@@ -148,7 +197,7 @@ int weft_workpool_submit(weft_workpool *p, weft_work *w)
     p->queued++;
     /* Work not covered by a waiting thread gets a new one; a signalled
      * thread stays counted as waiting until it wakes, hence queued. */
-    if ((size_t)p->waiting < p->queued && p->started < p->size && grow(p) != 0 && p->started == 0) {
+    if ((size_t)p->waiting < p->queued && p->started - p->lent < p->size && grow(p) != 0 && p->started == 0) {
         unlink_work(p, w);
         p->rejected++;
         pthread_mutex_unlock(&p->mu);
@@ -165,17 +214,46 @@ int weft_workpool_submit(weft_workpool *p, weft_work *w)
     return 0;
 }
 
-int weft_workpool_cancel(weft_workpool *p, weft_work *w)
+static int take_back(weft_workpool *p, weft_work *w, unsigned long long *count)
 {
     pthread_mutex_lock(&p->mu);
     int queued = w->next != w;
     if (queued) {
         unlink_work(p, w);
-        p->withdrawn++;
+        (*count)++;
     }
     pthread_mutex_unlock(&p->mu);
     return queued ? 0 : -1;
 }
+
+int weft_workpool_cancel(weft_workpool *p, weft_work *w) { return take_back(p, w, &p->withdrawn); }
+int weft_workpool_expire(weft_workpool *p, weft_work *w) { return take_back(p, w, &p->expired); }
+
+void weft_workpool_set_queue_timeout(weft_workpool *p, int ms) { p->queue_timeout_ms = ms; }
+void weft_workpool_set_max_lent(weft_workpool *p, int n) { p->max_lent = n; }
+
+int weft_workpool_lend(weft_workpool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    if (lent_from == p) {
+        pthread_mutex_unlock(&p->mu);
+        return 0;
+    }
+    if (p->lent >= p->max_lent) {
+        p->lend_refused++;
+        pthread_mutex_unlock(&p->mu);
+        return -1;
+    }
+    p->lent++;
+    p->busy--;
+    lent_from = p;
+    /* The work this thread leaves waiting gets a thread, as if it had returned. */
+    if ((size_t)p->waiting < p->queued && p->started - p->lent < p->size)
+        (void)grow(p);
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+}
+int weft_workpool_queue_timeout(const weft_workpool *p) { return p->queue_timeout_ms; }
 
 const char *weft_workpool_name(const weft_workpool *p) { return p->name; }
 
@@ -190,5 +268,9 @@ void weft_workpool_stats_get(weft_workpool *p, weft_workpool_stats *s)
     s->rejected = p->rejected;
     s->completed = p->completed;
     s->withdrawn = p->withdrawn;
+    s->expired = p->expired;
+    s->lent = p->lent;
+    s->max_lent = p->max_lent;
+    s->lend_refused = p->lend_refused;
     pthread_mutex_unlock(&p->mu);
 }

@@ -26,7 +26,7 @@ static void copy(char *dst, size_t size, const char *src)
 /* Async-signal context (dispatch/coro.h): write, open, rename, backtrace
  * (warmed up at install: its first call loads libgcc). Everything read here
  * is owned by the request and its generation, which outlive the handler. */
-static void on_fatal(int sig, const siginfo_t *info)
+static void on_fatal(int sig, const siginfo_t *info, const char *what)
 {
     (void)info;
     if (reporting++)
@@ -34,7 +34,13 @@ static void on_fatal(int sig, const siginfo_t *info)
     const char *signame = weft_ss_signal_name(sig);
     char line[4096], *p = line, *end = line + sizeof(line) - 1;
     p = weft_ss_append(p, end, "weft: FATAL: ");
+    if (what != NULL) {
+        p = weft_ss_append(p, end, what);
+        p = weft_ss_append(p, end, " (");
+    }
     p = signame != NULL ? weft_ss_append(p, end, signame) : weft_ss_append_u64(weft_ss_append(p, end, "signal "), end, (uint64_t)sig);
+    if (what != NULL)
+        p = weft_ss_append(p, end, ")");
     const weft_req *r = weft_dispatch_running;
     const weft_route *rt = r != NULL ? r->route : NULL;
     if (rt != NULL && rt->module != NULL) {
@@ -42,7 +48,7 @@ static void on_fatal(int sig, const siginfo_t *info)
         copy(q.plugin, sizeof(q.plugin), rt->module->name);
         copy(q.version, sizeof(q.version), rt->module->desc.version != NULL ? rt->module->desc.version : "?");
         copy(q.sha256, sizeof(q.sha256), rt->module->sha256);
-        copy(q.signal, sizeof(q.signal), signame != NULL ? signame : "a fatal signal");
+        copy(q.signal, sizeof(q.signal), what != NULL ? what : signame != NULL ? signame : "a fatal signal");
         copy(q.route, sizeof(q.route), rt->cfg->path);
         copy(q.dispatch, sizeof(q.dispatch), weft_dispatch_name(rt->cfg->dispatch));
         char *rq = weft_ss_append_n(q.request, q.request + sizeof(q.request) - 1, r->method, 32);

@@ -50,6 +50,21 @@ static void route_metrics(FILE *f)
         fprintf(f, "\",policy=\"%s\"} %llu\n", policy,
                 (unsigned long long)slot_sum(i, offsetof(weft_slot_stats, cancelled)));
     }
+    weft_stats_write_header(f, "weft_requests_refused_total", "counter",
+                            "Requests answered 503 before their handler ran: the route's max_concurrent was "
+                            "reached, or no pool worker was free within the pool's queue_timeout_ms.");
+    static const char *const why[] = {"max_concurrent", "queue_timeout"};
+    for (int i = 0; i < n; i++) {
+        const char *path, *policy;
+        weft_stats_slot_key(i, &path, &policy);
+        for (int w = 0; w < 2; w++) {
+            fputs("weft_requests_refused_total{route=\"", f);
+            weft_stats_write_escaped(f, path);
+            fprintf(f, "\",policy=\"%s\",reason=\"%s\"} %llu\n", policy, why[w],
+                    (unsigned long long)slot_sum(i, offsetof(weft_slot_stats, refused) +
+                                                        (size_t)w * sizeof(atomic_uint_fast64_t)));
+        }
+    }
     weft_stats_write_header(f, "weft_request_duration_seconds", "histogram",
                             "Time from dispatch to response, by route and policy.");
     for (int i = 0; i < n; i++) {
@@ -131,7 +146,14 @@ static void pool_metrics(FILE *f, const weft_generation *gen)
         {"weft_pool_queue_length", "gauge", "Requests waiting for a worker."},
         {"weft_pool_rejected_total", "counter", "Requests refused with 503 because the pool queue was full."},
         {"weft_pool_withdrawn_total", "counter", "Queued requests dropped unrun because their client left."},
-        {"weft_pool_threads", "gauge", "Worker threads started so far (on demand, up to weft_pool_size)."},
+        {"weft_pool_threads", "gauge",
+         "Worker threads alive (started on demand, up to weft_pool_size plus the lent ones)."},
+        {"weft_pool_queue_timeouts_total", "counter",
+         "Queued requests answered 503 because no worker was free within the pool's queue_timeout_ms."},
+        {"weft_pool_lent_workers", "gauge",
+         "Workers lent to WebSockets and streams: not counted in weft_pool_size (at most max_long_lived)."},
+        {"weft_pool_lend_refused_total", "counter",
+         "WebSockets and streams refused with 503 because max_long_lived workers were lent already."},
     };
     for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++) {
         weft_stats_write_header(f, series[k].name, series[k].type, series[k].help);
@@ -143,7 +165,10 @@ static void pool_metrics(FILE *f, const weft_generation *gen)
                                  : k == 2 ? (unsigned long long)ps.queued
                                  : k == 3 ? (unsigned long long)ps.rejected
                  : k == 4 ? ps.withdrawn
-                                          : (unsigned long long)ps.started;
+                 : k == 5 ? (unsigned long long)ps.started
+                 : k == 6 ? ps.expired
+                 : k == 7 ? (unsigned long long)ps.lent
+                                          : ps.lend_refused;
             fprintf(f, "%s{pool=\"%s\"} %llu\n", series[k].name, weft_workpool_name(gen->pools[i]), v);
         }
     }

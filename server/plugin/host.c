@@ -36,6 +36,15 @@ static void weft_host_log(const weft_req *r, int level, const char *fmt, ...)
  * request/request.c, weft_hostsync_mutex_lock is `mutex_lock` in
  * dispatch/hostsync.c), so a field's implementation is found by its name.
  */
+/* A WebSocket under `pool` holds its worker for the socket's life: the
+ * worker is lent (dispatch/workpool.h), or the upgrade refused with 503. */
+static weft_ws *host_ws_accept(weft_req *r)
+{
+    if (weft_dispatch_long_lived(r) != 0)
+        return NULL;
+    return weft_ws_ws_accept(r);
+}
+
 const weft_host weft_host_table = {
     .struct_size = sizeof(weft_host),
     .abi_version = WEFT_PLUGIN_ABI,
@@ -107,7 +116,7 @@ const weft_host weft_host_table = {
     .http_fetch_async = weft_http_host_http_fetch_async,
     .http_header = weft_fetch_http_header,
     .http_free = weft_fetch_http_free,
-    .ws_accept = weft_ws_ws_accept,
+    .ws_accept = host_ws_accept,
     .ws_recv = weft_ws_ws_recv,
     .ws_on_message = weft_ws_ws_on_message,
     .ws_send = weft_ws_ws_send,

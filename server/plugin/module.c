@@ -20,6 +20,7 @@
 
 #include "base/log.h"
 #include "base/names.h"
+#include "base/trust.h"
 #include "plugin/elfcheck.h"
 
 int weft_descriptor_check(const void *desc, size_t size_avail, const char *expected_name, char *why, size_t size)
@@ -126,59 +127,6 @@ static weft_module *registry;
 static char private_dir[256];
 static int private_dir_owned; /* a probe child borrows its parent's */
 
-/* Owned by root or by us, and writable by nobody else. */
-static int check_owner_mode(const char *what, const char *path, const struct stat *st, char *why, size_t size)
-{
-    if (st->st_uid != 0 && st->st_uid != geteuid()) {
-        snprintf(why, size, "%s %s is owned by uid %u, not by root or the server's user (uid %u)", what, path,
-                 (unsigned)st->st_uid, (unsigned)geteuid());
-        return -1;
-    }
-    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-        snprintf(why, size, "%s %s is writable by %s (mode %04o); run chmod go-w on it", what, path,
-                 (st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st->st_mode & 07777));
-        return -1;
-    }
-    return 0;
-}
-
-/* The file and every directory above it up to "/": a symlink anywhere on
- * the way is followed (realpath) and the place it leads to is what counts. */
-static int check_safe(const char *path, char *real, struct stat *st, char *why, size_t size)
-{
-    if (realpath(path, real) == NULL) {
-        snprintf(why, size, "cannot resolve %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (stat(real, st) != 0 || !S_ISREG(st->st_mode)) {
-        snprintf(why, size, "%s is not a regular file", real);
-        return -1;
-    }
-    if (check_owner_mode("plugin file", real, st, why, size) != 0)
-        return -1;
-    char dir[4096];
-    snprintf(dir, sizeof(dir), "%s", real);
-    int first = 1;
-    for (char *slash = strrchr(dir, '/'); slash != NULL; slash = strrchr(dir, '/')) {
-        *(slash == dir ? slash + 1 : slash) = '\0';
-        struct stat dst;
-        if (stat(dir, &dst) != 0) {
-            snprintf(why, size, "cannot stat directory %s: %s", dir, strerror(errno));
-            return -1;
-        }
-        /* The plugin's own directory must be writable by nobody else (even
-         * sticky: strangers could add files). Above it, a root-owned sticky
-         * directory such as /tmp is safe: nobody can move our entries. */
-        int sticky_root = dst.st_uid == 0 && (dst.st_mode & S_ISVTX);
-        if ((first || !sticky_root) && check_owner_mode("plugin directory", dir, &dst, why, size) != 0)
-            return -1;
-        first = 0;
-        if (slash == dir)
-            break;
-    }
-    return 0;
-}
-
 static int ensure_private_dir(void)
 {
     if (private_dir[0] != '\0')
@@ -281,7 +229,7 @@ void weft_module_prepare(const char *name, char *const *dirs, size_t n_dirs)
     prepared *p = calloc(1, sizeof(*p));
     if (p == NULL || !weft_name_is_valid(name) ||
         find_why(name, dirs, n_dirs, path, sizeof(path), NULL, 0) != 0 ||
-        check_safe(path, real, &p->st, why, sizeof(why)) != 0 ||
+        weft_file_trusted("plugin", path, real, &p->st, why, sizeof(why)) != 0 ||
         private_copy(real, &p->st, name, p->copy, sizeof(p->copy), p->hash, why, sizeof(why)) != 0) {
         free(p); /* the load that follows finds the same problem and says so */
         return;
@@ -378,7 +326,7 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
     }
     struct stat st;
     char real[4096];
-    if (check_safe(path, real, &st, why, sizeof(why)) != 0) {
+    if (weft_file_trusted("plugin", path, real, &st, why, sizeof(why)) != 0) {
         weft_errors_add(errs, "plugin '%s' (%s): refused: %s", name, path, why);
         return NULL;
     }

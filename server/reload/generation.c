@@ -86,8 +86,11 @@ static struct weft_workpool *pool_for(weft_generation *g, const char *name)
             return g->pools[i];
     const weft_pool_cfg *pc = weft_config_find_pool(g->cfg, name);
     struct weft_workpool *p = weft_workpool_new(pc->name, pc->size, pc->queue);
-    if (p != NULL)
+    if (p != NULL) {
+        weft_workpool_set_queue_timeout(p, pc->queue_timeout_ms);
+        weft_workpool_set_max_lent(p, pc->max_long_lived);
         g->pools[g->n_pools++] = p;
+    }
     return p;
 }
 

@@ -302,12 +302,21 @@ static int collect(int fd, char *buf, size_t size, long timeout_ms)
             return 0;
         if (r <= 0)
             continue;
-        char scratch[4096];
-        ssize_t n = read(fd, len + 1 < size ? buf + len : scratch,
-                         len + 1 < size ? size - len - 1 : sizeof(scratch));
+        /* Keep the tail, not the head: the child writes two markers per
+         * route, and what counts is the last ones (the culprit, "done").
+         * Keeping the first 32 KB refused every config of more than ~1,400
+         * routes to a new plugin as "ended the process (exit status 0)". */
+        if (len + 1 >= size) {
+            const char *keep = strchr(buf + len / 2, '\n');
+            size_t from = keep != NULL ? (size_t)(keep + 1 - buf) : len / 2;
+            memmove(buf, buf + from, len - from);
+            len -= from;
+            buf[len] = '\0';
+        }
+        ssize_t n = read(fd, buf + len, size - len - 1);
         if (n <= 0 && !(n < 0 && errno == EINTR))
             break;
-        if (n > 0 && len + 1 < size) {
+        if (n > 0) {
             len += (size_t)n;
             buf[len] = '\0';
         }

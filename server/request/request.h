@@ -102,6 +102,11 @@ struct weft_req {
     void *flush_arg;
     weft_defer *defers;    /* run when the handler has finished */
     struct weft_work *job; /* pool: the queued work, until a worker takes it */
+    weft_timer queue_timer; /* pool: the pool's queue_timeout_ms while queued (dispatch/) */
+    atomic_int *slot;       /* the count of its route's requests in flight it is in (dispatch/) */
+    int lent;               /* pool: its worker is lent to it (a WebSocket, a stream; dispatch/) */
+    int lend_refused;       /* pool: it asked to be long-lived at max_long_lived: answer 503 */
+    void (*dispatched_complete)(weft_req *r); /* on_complete, wrapped while dispatch holds something */
     uint64_t conn_id;      /* the carrying connection (per-connection budgets, http/) */
     struct weft_body *body_in; /* the body still arriving, for a route that streams it (body.c) */
     int body_read_once;        /* req_body_read handed out the whole body already (body.c) */

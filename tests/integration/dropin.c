@@ -207,6 +207,85 @@ Test(dropin, plugin_routes_file_routes_only_its_own_plugin)
     wt_finish(&srv);
 }
 
+/* A fragment routes requests to plugin code with options of its choosing:
+ * whoever can write one can take over a URL. It gets the checks a .so gets
+ * (owner root or the server's user, writable by nobody else, the target of
+ * a symlink is what counts), with the same kind of refusal. */
+static void drop_mode(const char *dir, const char *name, const char *text, mode_t mode)
+{
+    char tmp[600], dst[600];
+    snprintf(tmp, sizeof(tmp), "%s/.%s.new", dir, name);
+    snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(fd, 0, "%s", tmp);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    cr_assert_eq(fchmod(fd, mode), 0); /* past the umask */
+    close(fd);
+    cr_assert_eq(rename(tmp, dst), 0);
+}
+
+static const char ver_routes[] = "routes = ( { path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; } );\n";
+
+Test(dropin, world_writable_routes_file_is_refused_like_a_so)
+{
+    drop_plugin(WEFT_FIXTURE_DIR "/ver_A/ver.so", "ver.so");
+    drop_mode(plugdir, "ver.routes", ver_routes, 0666);
+    char *log = wt_wait_log(&srv, "refused; generation 1 keeps serving", 10000);
+    char want[600];
+    snprintf(want, sizeof(want),
+             "route fragment %s/ver.routes: refused: route fragment file %s/ver.routes is writable by others (mode "
+             "0666); run chmod go-w on it",
+             plugdir, plugdir);
+    cr_assert(strstr(log, want) != NULL, "want '%s' in:\n%s", want, log);
+    free(log);
+    cr_assert_eq(get("/ver", NULL, 0), 404);
+    /* Group-writable too; and the .so with the same mode, for comparison. */
+    drop_mode(routesd, "g.conf", "routes = ( { path = \"/g\"; plugin = \"echo\"; dispatch = \"reactive\"; } );\n",
+              0664);
+    snprintf(want, sizeof(want), "route fragment file %s/g.conf is writable by its group (mode 0664)", routesd);
+    free(wt_wait_log(&srv, want, 10000));
+    cr_assert_eq(get("/g", NULL, 0), 404);
+    /* Fixed: served. */
+    drop_mode(plugdir, "ver.routes", ver_routes, 0644);
+    drop_mode(routesd, "g.conf", "routes = ( { path = \"/g\"; plugin = \"echo\"; dispatch = \"reactive\"; } );\n",
+              0644);
+    cr_assert_eq(wait_status("/ver", 200, NULL, 0), 200, "%s", wt_read_log(&srv));
+    cr_assert_eq(wait_status("/g", 200, NULL, 0), 200, "%s", wt_read_log(&srv));
+    wt_finish(&srv);
+}
+
+Test(dropin, routes_file_symlinked_to_a_0666_file_in_tmp_is_refused)
+{
+    char target[64];
+    snprintf(target, sizeof(target), "/tmp/weft-evil-XXXXXX");
+    int fd = mkstemp(target);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, ver_routes, strlen(ver_routes)), (ssize_t)strlen(ver_routes));
+    cr_assert_eq(fchmod(fd, 0666), 0);
+    close(fd);
+    drop_plugin(WEFT_FIXTURE_DIR "/ver_A/ver.so", "ver.so");
+    char tmp[300], dst[300];
+    snprintf(tmp, sizeof(tmp), "%s/.ver.routes.new", plugdir);
+    snprintf(dst, sizeof(dst), "%s/ver.routes", plugdir);
+    cr_assert_eq(symlink(target, tmp), 0);
+    cr_assert_eq(rename(tmp, dst), 0);
+    char *log = wt_wait_log(&srv, "refused; generation 1 keeps serving", 10000);
+    char want[600];
+    snprintf(want, sizeof(want), "route fragment %s/ver.routes: refused: route fragment file %s is writable by others",
+             plugdir, target);
+    cr_assert(strstr(log, want) != NULL, "want '%s' in:\n%s", want, log);
+    free(log);
+    cr_assert_eq(get("/ver", NULL, 0), 404);
+    /* Even at 0644 a file in /tmp itself is refused: its directory is writable by others. */
+    cr_assert_eq(chmod(target, 0644), 0);
+    cr_assert_eq(symlink(target, tmp), 0);
+    cr_assert_eq(rename(tmp, dst), 0);
+    free(wt_wait_log(&srv, "route fragment directory /tmp is writable by others", 10000));
+    cr_assert_eq(get("/ver", NULL, 0), 404);
+    unlink(target);
+    wt_finish(&srv);
+}
+
 /* `weft -t` reads the same fragments: a check before dropping catches them. */
 Test(dropin, check_mode_reads_fragments)
 {

@@ -184,3 +184,57 @@ Test(quarantine, clear_without_records_says_so, .timeout = 60)
               "%s", out);
     free(out);
 }
+
+/* A coroutine stack overflow (caught on the guard page) is a handler crash
+ * like any other: the crash line names route and plugin, a crash record is
+ * written, and the restarted server quarantines the build instead of
+ * crashing again on the next such request. Before, it printed the overflow
+ * line and died with no record, so a restart crash-looped. */
+Test(quarantine, coroutine_stack_overflow_is_recorded_and_quarantined, .timeout = 120)
+{
+    wt_server s = {0};
+    wt_write_conf(&s, "");
+    wt_startf(&s,
+              "threads = 1;\n" WT_LISTEN "\n" WT_ADMIN "\npid_file = \"%s/run/weft.pid\";\n"
+              "coroutine = { stack_size = 16384; };\n"
+              "routes = (\n" WT_HELLO_ROUTE ",\n"
+              "  { path = \"/coroutine/deep\"; plugin = \"deep\"; dispatch = \"coroutine\"; }\n);\n",
+              s.dir);
+    cr_assert_eq(get(&s, "/coroutine/deep?depth=4", NULL, 0, NULL, 0), 200, "shallow recursion fits");
+    get(&s, "/coroutine/deep?depth=100000", NULL, 0, NULL, 0);
+    double t0 = wt_now_ms();
+    int status;
+    while (waitpid(s.pid, &status, WNOHANG) == 0) {
+        cr_assert_lt(wt_now_ms() - t0, 20000.0, "weft survived a stack overflow?");
+        usleep(10000);
+    }
+    s.pid = 0;
+    char *log = wt_read_log(&s);
+    cr_assert(strstr(log, "coroutine stack overflow in route /coroutine/deep (stack size 16384 bytes)") != NULL,
+              "%s", log);
+    char want[512];
+    snprintf(want, sizeof(want),
+             "weft: FATAL: stack overflow (SIGSEGV) in route /coroutine/deep (plugin deep 1.0.0, sha256 ");
+    cr_assert(strstr(log, want) != NULL, "want '%s' in:\n%s", want, log);
+    snprintf(want, sizeof(want), ", dispatch=coroutine) handling GET /coroutine/deep?depth=100000; crash record %s/run/crash-deep.rec",
+             s.dir);
+    cr_assert(strstr(log, want) != NULL, "want '%s' in:\n%s", want, log);
+    free(log);
+
+    wt_start(&s, NULL);
+    log = wt_read_log(&s);
+    cr_assert(strstr(log, "plugin deep 1.0.0 (sha256 ") != NULL && strstr(log, "is QUARANTINED since") != NULL, "%s",
+              log);
+    free(log);
+    char body[1024];
+    cr_assert_eq(get(&s, "/hello", body, sizeof(body), NULL, 0), 200);
+    cr_assert_eq(get(&s, "/coroutine/deep?depth=100000", body, sizeof(body), NULL, 0), 503);
+    cr_assert(strstr(body, "plugin deep is quarantined") != NULL, "%s", body);
+    wt_server admin = s;
+    admin.port = s.admin_port;
+    wt_resp r;
+    cr_assert_eq(wt_http(&admin, "GET", "/status", NULL, &r), 0);
+    cr_assert(strstr(r.body, "crashed with stack overflow in route /coroutine/deep") != NULL, "%s", r.body);
+    wt_resp_free(&r);
+    wt_finish(&s);
+}

@@ -417,3 +417,37 @@ Test(router, segment_limit_boundary)
     strcat(pat, "/s");
     cr_assert_eq(match(pat, WEFT_M_GET).status, 404, "65 segments");
 }
+
+/* ---- many siblings: the 200,001-route fragment ---- */
+
+/* Each literal child is found by hash, not by scanning its siblings: with
+ * the scan, adding these took ~115 s of the control thread (O(n^2)); now
+ * well under a second. The assertions are on what is routed; the suite's
+ * timeout (a 100x margin over the hashed build, even under ASan) is only
+ * what turns a quadratic build into a failure rather than a hang. The
+ * timing itself: bench/router_build.sh. */
+Test(router, two_hundred_thousand_siblings, .timeout = 60)
+{
+    enum { N = 200001 };
+    static int routes[N];
+    char p[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(p, sizeof(p), "/r/%d", i);
+        add_ok(p, WEFT_M_GET, &routes[i]);
+    }
+    snprintf(p, sizeof(p), "/r/%d", N / 2);
+    char why[256];
+    void *conflict = NULL;
+    cr_assert_eq(weft_router_add(router, p, WEFT_M_GET, &route_a, &conflict, why, sizeof(why)), -1);
+    cr_assert_eq(conflict, &routes[N / 2]);
+    for (int i = 0; i < N; i += 997) {
+        snprintf(p, sizeof(p), "/r/%d", i);
+        weft_match m = match(p, WEFT_M_GET);
+        cr_assert_eq(m.status, 200, "%s", p);
+        cr_assert_eq(m.route, &routes[i], "%s", p);
+    }
+    cr_assert_eq(match("/r/200000", WEFT_M_GET).route, &routes[200000]);
+    cr_assert_eq(match("/r/200001", WEFT_M_GET).status, 404);
+    cr_assert_eq(match("/r/00", WEFT_M_GET).status, 404);
+    cr_assert_eq(match("/r/1", WEFT_M_POST).status, 405);
+}
