@@ -394,15 +394,32 @@ static int parse_text(vctx *v, weft_config *cfg)
 
 weft_config *weft_config_load(const char *path, weft_errors *errs)
 {
-    char *text = slurp(path, errs);
-    if (text == NULL)
-        return NULL;
-    weft_config *cfg = weft_config_load_text(path, text, errs);
-    free(text);
-    return cfg;
+    return weft_config_load_dropins(path, NULL, NULL, errs);
 }
 
 weft_config *weft_config_load_text(const char *path, const char *text, weft_errors *errs)
+{
+    return weft_config_load_dropins(path, text, NULL, errs);
+}
+
+static weft_config *load_text(const char *path, const char *text, const weft_dropin_policy *policy,
+                              weft_errors *errs);
+
+weft_config *weft_config_load_dropins(const char *path, const char *text, const weft_dropin_policy *p,
+                                      weft_errors *errs)
+{
+    if (text != NULL)
+        return load_text(path, text, p, errs);
+    char *read = slurp(path, errs);
+    if (read == NULL)
+        return NULL;
+    weft_config *cfg = load_text(path, read, p, errs);
+    free(read);
+    return cfg;
+}
+
+static weft_config *load_text(const char *path, const char *text, const weft_dropin_policy *policy,
+                              weft_errors *errs)
 {
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
@@ -438,8 +455,10 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
     load_pools(&v, cfg, root);
     load_routes(&v, cfg, root);
     fragment_reader fr = {&v, cfg};
-    if (weft_route_files_load(cfg, errs, read_fragment_route, &fr) > 0)
-        v.failed = 1;
+    /* A left-out fragment's route errors set v.failed too: only the files
+     * that stay broken count. */
+    int failed = v.failed;
+    v.failed = weft_route_files_load(cfg, errs, read_fragment_route, &fr, policy) > 0 || failed;
     load_plugin_options(&v, cfg, root);
     if (v.failed) {
         weft_config_free(cfg);
@@ -482,11 +501,7 @@ void weft_config_free(weft_config *cfg)
     for (size_t i = 0; i < cfg->n_pools; i++)
         free(cfg->pools[i].name);
     free(cfg->pools);
-    for (size_t i = 0; i < cfg->n_routes; i++) {
-        free(cfg->routes[i].path);
-        free(cfg->routes[i].plugin);
-        free(cfg->routes[i].pool);
-    }
+    weft_route_cfg_free_from(cfg, 0);
     free(cfg->routes);
     weft_route_files_free(cfg);
     free(cfg->log.access_log);

@@ -14,6 +14,7 @@
 #include "process/control.h"
 #include "dev/dev.h"
 #include "dev/scaffold.h"
+#include "reload/dropins.h"
 #include "reload/generation.h"
 #include "reload/probe.h"
 #include "base/file.h"
@@ -55,20 +56,24 @@ static void usage(FILE *out)
             WEFT_DEFAULT_CONFIG);
 }
 
-/* Loads the config and builds its generation; prints every problem found. */
+/* Loads the config and builds its generation; prints every problem found.
+ * A drop-in file that does not load is left out (reload/dropins.h): a
+ * warning for -t, an error in the server's log, never a failed start. */
 static weft_generation *load(const char *path, int check_only)
 {
     weft_errors errs = {0};
-    weft_config *cfg = weft_config_load(path, &errs);
-    weft_generation *gen = NULL;
-    if (cfg != NULL) {
-        gen = weft_generation_build(cfg, 1, check_only, &errs);
-        if (gen == NULL)
-            weft_config_free(cfg);
-    }
+    weft_generation *gen = weft_dropins_build(path, NULL, NULL, 1, check_only, NULL, NULL, &errs);
     for (size_t i = 0; i < errs.count; i++)
         fprintf(stderr, "weft: %s\n", errs.msgs[i]);
     weft_errors_clear(&errs);
+    for (size_t i = 0; gen != NULL && i < gen->cfg->n_refused; i++) {
+        const weft_refusal *r = &gen->cfg->refused[i];
+        if (check_only)
+            fprintf(stderr, "weft: warning: drop-in %s is left out (its routes would not be served): %s\n", r->file,
+                    r->reason);
+        else
+            weft_log_error("drop-in %s refused, its routes are not served: %s", r->file, r->reason);
+    }
     return gen;
 }
 
@@ -264,8 +269,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "weft: configuration file %s test failed\n", config);
             return 1;
         }
-        fprintf(stderr, "weft: configuration file %s is valid (%zu routes, %zu plugins)\n", config, gen->n_routes,
-                gen->n_modules);
+        if (gen->cfg->n_refused > 0)
+            fprintf(stderr, "weft: configuration file %s is valid (%zu routes, %zu plugins; %zu drop-in file(s) left "
+                            "out, see the warnings)\n", config, gen->n_routes, gen->n_modules, gen->cfg->n_refused);
+        else
+            fprintf(stderr, "weft: configuration file %s is valid (%zu routes, %zu plugins)\n", config, gen->n_routes,
+                    gen->n_modules);
         weft_generation_release(gen);
         weft_module_cleanup(); /* the empty private copy directory */
         return 0;
