@@ -43,7 +43,7 @@ void weft_vlog(int level, const char *prefix, const char *fmt, va_list ap)
      * several loop and worker threads never interleave mid-line. */
     char line[2048];
     size_t n = 0;
-    if (getenv("JOURNAL_STREAM") != NULL) {
+    if (weft_log_journal()) {
         /* journald parses "<N>" as the syslog priority and stamps time itself. */
         n = (size_t)snprintf(line, sizeof(line), "<%d>", level);
     } else {
@@ -58,6 +58,27 @@ void weft_vlog(int level, const char *prefix, const char *fmt, va_list ap)
         n += (size_t)snprintf(line + n, sizeof(line) - n, "%s", prefix);
     if (n < sizeof(line))
         n += (size_t)vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+    if (n >= sizeof(line) - 1) {
+        n = sizeof(line) - 2;
+        memcpy(line + n - 3, "...", 3);
+    }
+    line[n++] = '\n';
+    ssize_t r = write(STDERR_FILENO, line, n);
+    (void)r;
+}
+
+int weft_log_journal(void) { return getenv("JOURNAL_STREAM") != NULL; }
+
+void weft_say(int level, const char *fmt, ...)
+{
+    char line[4096];
+    size_t n = weft_log_journal() ? (size_t)snprintf(line, sizeof(line), "<%d>", level) : 0;
+    n += (size_t)snprintf(line + n, sizeof(line) - n, "weft: ");
+    va_list ap;
+    va_start(ap, fmt);
+    if (n < sizeof(line))
+        n += (size_t)vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+    va_end(ap);
     if (n >= sizeof(line) - 1) {
         n = sizeof(line) - 2;
         memcpy(line + n - 3, "...", 3);

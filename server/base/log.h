@@ -19,6 +19,15 @@ void weft_vlog(int level, const char *prefix, const char *fmt, va_list ap);
 #define weft_log_info(...) weft_log(WEFT_LOG_INFO, __VA_ARGS__)
 #define weft_log_debug(...) weft_log(WEFT_LOG_DEBUG, __VA_ARGS__)
 
+/** True when standard error is the journal (systemd sets JOURNAL_STREAM): lines carry "<N>". */
+int weft_log_journal(void);
+/**
+ * A command's own message on stderr ("weft: ..." for -t, reload,
+ * quarantine clear): no timestamp, but under journald its priority prefix,
+ * so `journalctl -p warning` shows why a start or a reload failed.
+ */
+void weft_say(int level, const char *fmt, ...) WEFT_PRINTF(2, 3);
+
 /** Start-up failures and broken invariants only; request-time errors never call this. */
 #define weft_fatal(...) weft__fatal(__FILE__, __LINE__, __VA_ARGS__)
 _Noreturn void weft__fatal(const char *file, int line, const char *fmt, ...) WEFT_PRINTF(3, 4);

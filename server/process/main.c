@@ -64,12 +64,12 @@ static weft_generation *load(const char *path, int check_only)
     weft_errors errs = {0};
     weft_generation *gen = weft_dropins_build(path, NULL, NULL, 1, check_only, NULL, NULL, &errs);
     for (size_t i = 0; i < errs.count; i++)
-        fprintf(stderr, "weft: %s\n", errs.msgs[i]);
+        weft_say(WEFT_LOG_ERROR, "%s", errs.msgs[i]);
     weft_errors_clear(&errs);
     for (size_t i = 0; gen != NULL && i < gen->cfg->n_refused; i++) {
         const weft_refusal *r = &gen->cfg->refused[i];
         if (check_only)
-            fprintf(stderr, "weft: warning: drop-in %s is left out (its routes would not be served): %s\n", r->file,
+            weft_say(WEFT_LOG_WARN, "warning: drop-in %s is left out (its routes would not be served): %s", r->file,
                     r->reason);
         else
             weft_log_error("drop-in %s refused, its routes are not served: %s", r->file, r->reason);
@@ -91,8 +91,10 @@ static int restart_only_refused(const weft_config *cfg)
     weft_errors_clear(&errs);
     free(text);
     int refused = serving != NULL && weft_config_restart_only(serving, cfg, msg, sizeof(msg));
-    if (refused)
-        fprintf(stderr, "weft: %s\nweft: not signalling: the running server would refuse this reload\n", msg);
+    if (refused) {
+        weft_say(WEFT_LOG_ERROR, "%s", msg);
+        weft_say(WEFT_LOG_ERROR, "not signalling: the running server would refuse this reload");
+    }
     weft_config_free(serving);
     return refused;
 }
@@ -105,9 +107,9 @@ static weft_config *config_for(const char *config, const char *consequence)
     weft_config *cfg = weft_config_load(config, &errs);
     if (cfg == NULL) {
         for (size_t i = 0; i < errs.count; i++)
-            fprintf(stderr, "weft: %s\n", errs.msgs[i]);
+            weft_say(WEFT_LOG_ERROR, "%s", errs.msgs[i]);
         weft_errors_clear(&errs);
-        fprintf(stderr, "weft: %s: %s is invalid\n", consequence, config);
+        weft_say(WEFT_LOG_ERROR, "%s: %s is invalid", consequence, config);
     }
     return cfg;
 }
@@ -120,20 +122,20 @@ static int signal_running(const char *config)
         return 1;
     int rc = 1;
     if (cfg->pid_file == NULL) {
-        fprintf(stderr, "weft: %s sets no pid_file, so the running server cannot be found; send it SIGHUP\n",
+        weft_say(WEFT_LOG_ERROR, "%s sets no pid_file, so the running server cannot be found; send it SIGHUP",
                 config);
     } else {
         FILE *f = fopen(cfg->pid_file, "r");
         int pid = 0;
         if (f == NULL || fscanf(f, "%d", &pid) != 1 || pid <= 0)
-            fprintf(stderr, "weft: cannot read a pid from %s: %s\n", cfg->pid_file,
+            weft_say(WEFT_LOG_ERROR, "cannot read a pid from %s: %s", cfg->pid_file,
                     f == NULL ? strerror(errno) : "no number in it");
         else if (restart_only_refused(cfg))
             ;
         else if (kill(pid, SIGHUP) != 0)
-            fprintf(stderr, "weft: cannot signal pid %d (from %s): %s\n", pid, cfg->pid_file, strerror(errno));
+            weft_say(WEFT_LOG_ERROR, "cannot signal pid %d (from %s): %s", pid, cfg->pid_file, strerror(errno));
         else {
-            fprintf(stderr, "weft: asked pid %d to reload %s\n", pid, config);
+            weft_say(WEFT_LOG_INFO, "asked pid %d to reload %s", pid, config);
             rc = 0;
         }
         if (f != NULL)
@@ -147,7 +149,7 @@ static void said_cleared(const weft_quarantine *q)
 {
     char why[1200];
     weft_quarantine_describe(q, why, sizeof(why));
-    fprintf(stderr, "weft: quarantine of plugin %s lifted (%s)\n", q->plugin, why);
+    weft_say(WEFT_LOG_INFO, "quarantine of plugin %s lifted (%s)", q->plugin, why);
 }
 
 /* `weft quarantine clear [NAME]`: the records go, then a reload (if weft
@@ -162,23 +164,23 @@ static int quarantine_clear(const char *config, const char *name)
     int has_pid = cfg->pid_file != NULL;
     weft_config_free(cfg);
     if (dir[0] == '\0') {
-        fprintf(stderr, "weft: %s sets neither state_dir nor pid_file (and STATE_DIRECTORY is unset): no crash "
-                        "records are kept, nothing is quarantined\n", config);
+        weft_say(WEFT_LOG_INFO, "%s sets neither state_dir nor pid_file (and STATE_DIRECTORY is unset): no crash "
+                        "records are kept, nothing is quarantined", config);
         return 0;
     }
     int n = weft_quarantine_clear(dir, name, said_cleared);
     if (n < 0) {
-        fprintf(stderr, "weft: cannot read the state directory %s: %s\n", dir, strerror(errno));
+        weft_say(WEFT_LOG_ERROR, "cannot read the state directory %s: %s", dir, strerror(errno));
         return 1;
     }
     if (n == 0) {
-        fprintf(stderr, "weft: no crash record%s%s in %s: nothing is quarantined\n", name ? " of plugin " : "",
+        weft_say(WEFT_LOG_INFO, "no crash record%s%s in %s: nothing is quarantined", name ? " of plugin " : "",
                 name ? name : "", dir);
         return 0;
     }
     /* A server not running (or without a pid file) lifts it at its next start. */
     if (has_pid && signal_running(config) != 0)
-        fprintf(stderr, "weft: the records are gone; a running weft lifts the quarantine at its next reload\n");
+        weft_say(WEFT_LOG_WARN, "the records are gone; a running weft lifts the quarantine at its next reload");
     return 0;
 }
 
@@ -192,7 +194,7 @@ static int serve(const char *config, void (*loaded)(const weft_generation *gen))
     weft_generation *gen = load(config, 0);
     if (gen == NULL) {
         weft_module_cleanup();
-        fprintf(stderr, "weft: not starting: configuration file %s is invalid\n", config);
+        weft_say(WEFT_LOG_ERROR, "not starting: configuration file %s is invalid", config);
         return 1;
     }
     if (loaded != NULL)
@@ -254,7 +256,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "weft: unexpected argument '%s'\n", argv[optind]);
+        weft_say(WEFT_LOG_ERROR, "unexpected argument '%s'", argv[optind]);
         usage(stderr);
         return 2;
     }
@@ -266,14 +268,14 @@ int main(int argc, char **argv)
         weft_generation *gen = load(config, 1);
         if (gen == NULL) {
             weft_module_cleanup();
-            fprintf(stderr, "weft: configuration file %s test failed\n", config);
+            weft_say(WEFT_LOG_ERROR, "configuration file %s test failed", config);
             return 1;
         }
         if (gen->cfg->n_refused > 0)
-            fprintf(stderr, "weft: configuration file %s is valid (%zu routes, %zu plugins; %zu drop-in file(s) left "
-                            "out, see the warnings)\n", config, gen->n_routes, gen->n_modules, gen->cfg->n_refused);
+            weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins; %zu drop-in file(s) left "
+                            "out, see the warnings)", config, gen->n_routes, gen->n_modules, gen->cfg->n_refused);
         else
-            fprintf(stderr, "weft: configuration file %s is valid (%zu routes, %zu plugins)\n", config, gen->n_routes,
+            weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins)", config, gen->n_routes,
                     gen->n_modules);
         weft_generation_release(gen);
         weft_module_cleanup(); /* the empty private copy directory */
