@@ -239,7 +239,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
                                               "max_resets", "reset_window_ms", "max_inflight_per_conn",
                                               "max_header_line", "max_headers", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
-    static const char *const log_keys[] = {"level", "access_log", "request_id_header", NULL};
+    static const char *const log_keys[] = {"level", "access_log", "error_log", "format", "request_id_header", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
     static const char *const blocking_keys[] = {"threshold_ms", "interval_s", NULL};
     static const char *const shutdown_keys[] = {"grace_s", NULL};
@@ -301,6 +301,11 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         const char *access = weft_cfg_string(v, g, "log", "access_log", NULL);
         if (access != NULL && access[0] != '\0')
             cfg->log.access_log = weft_cfg_strdup(access);
+        const char *error_log = weft_cfg_string(v, g, "log", "error_log", NULL);
+        if (error_log != NULL && error_log[0] != '\0')
+            cfg->log.error_log = weft_cfg_strdup(error_log);
+        static const char *const formats[] = {"text", "json"};
+        cfg->log.json = weft_cfg_choice(v, g, "log", "format", formats, 2, 0);
         /* In the order of WEFT_REQID_*. */
         static const char *const idh_names[] = {"always", "when_sent", "never"};
         cfg->log.request_id_header =
@@ -505,6 +510,7 @@ void weft_config_free(weft_config *cfg)
     free(cfg->routes);
     weft_route_files_free(cfg);
     free(cfg->log.access_log);
+    free(cfg->log.error_log);
     free(cfg->database.conninfo);
     free(cfg->admin.host);
     for (size_t i = 0; i < cfg->admin.n_allowed_hosts; i++)

@@ -139,6 +139,8 @@ typedef struct weft_config {
     struct {
         int level;
         char *access_log;      /* NULL: no access log */
+        char *error_log;       /* NULL: standard error as it was given (the journal under systemd) */
+        int json;              /* log.format = "json": one JSON object per line */
         int request_id_header; /* WEFT_REQID_ALWAYS, _WHEN_SENT or _NEVER */
     } log;
     struct {

@@ -59,10 +59,22 @@ static void usage(FILE *out)
 /* Loads the config and builds its generation; prints every problem found.
  * A drop-in file that does not load is left out (reload/dropins.h): a
  * warning for -t, an error in the server's log, never a failed start. */
+static int log_as_configured(const weft_config *cfg, weft_errors *errs, void *ctx)
+{
+    (void)errs;
+    (void)ctx;
+    /* Before the build: the probe's and the plugins' load lines are in the
+     * configured format and level too. */
+    weft_log_set_json(cfg->log.json);
+    weft_log_set_level(cfg->log.level);
+    return 0;
+}
+
 static weft_generation *load(const char *path, int check_only)
 {
     weft_errors errs = {0};
-    weft_generation *gen = weft_dropins_build(path, NULL, NULL, 1, check_only, NULL, NULL, &errs);
+    weft_generation *gen =
+        weft_dropins_build(path, NULL, NULL, 1, check_only, check_only ? NULL : log_as_configured, NULL, &errs);
     for (size_t i = 0; i < errs.count; i++)
         weft_say(WEFT_LOG_ERROR, "%s", errs.msgs[i]);
     weft_errors_clear(&errs);
@@ -199,6 +211,14 @@ static int serve(const char *config, void (*loaded)(const weft_generation *gen))
     }
     if (loaded != NULL)
         loaded(gen);
+    weft_log_set_json(gen->cfg->log.json);
+    char why[600];
+    if (gen->cfg->log.error_log != NULL && weft_log_open_error_log(gen->cfg->log.error_log, why, sizeof(why)) != 0) {
+        weft_say(WEFT_LOG_ERROR, "not starting: %s: log.error_log: %s", config, why);
+        weft_generation_release(gen);
+        weft_module_cleanup();
+        return 1;
+    }
     weft_blocking_configure(gen->cfg->blocking.threshold_ms, gen->cfg->blocking.interval_s);
     return weft_server_run(gen);
 }

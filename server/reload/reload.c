@@ -168,6 +168,7 @@ int weft_reload(weft_reload_kind kind, const char *why)
                        cfg->refused[i].reason);
     log_diff(old, gen);
     weft_log_set_level(cfg->log.level);
+    weft_log_set_json(cfg->log.json);
     weft_blocking_configure(cfg->blocking.threshold_ms, cfg->blocking.interval_s);
     weft_peers_set_limit((unsigned)cfg->limits.max_connections_per_ip);
     /* Every message is allocated before the first is posted, so running
