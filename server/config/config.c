@@ -14,6 +14,7 @@
 #include "base/file.h"
 #include "base/log.h"
 #include "base/names.h"
+#include "config/expand.h"
 #include "config/route_files.h"
 #include "config/router.h"
 #include "config/schema.h"
@@ -338,7 +339,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     if ((g = weft_cfg_member(v, root, "", "database", CONFIG_TYPE_GROUP)) != NULL) {
         static const char *const db_keys[] = {"conninfo", "pool_connections", "loop_connections",
                                               "statement_timeout_ms", "connect_timeout_s", "tx_connections",
-                                              "tx_wait_ms", NULL};
+                                              "tx_wait_ms", "password_file", NULL};
         weft_cfg_check_keys(v, g, "database", db_keys);
         db->configured = 1;
         conninfo = weft_cfg_string(v, g, "database", "conninfo", conninfo);
@@ -348,6 +349,11 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         db->connect_timeout_s = (int)weft_cfg_int(v, g, "database", "connect_timeout_s", 1, 600, 5);
         db->tx_connections = (int)weft_cfg_int(v, g, "database", "tx_connections", 1, 1000, 4);
         db->tx_wait_ms = (int)weft_cfg_int(v, g, "database", "tx_wait_ms", 0, 600000, 1000);
+        /* The password outside the conninfo: a credential file, never the config text. */
+        const char *pf = weft_cfg_string(v, g, "database", "password_file", NULL);
+        if (pf != NULL)
+            db->password = weft_cfg_secret_read(v, config_setting_get_member(g, "password_file"),
+                                                "database.password_file", cfg->path, pf, NULL);
     }
     db->conninfo = weft_cfg_strdup(conninfo);
     /* packaging/run.sh and container setups point libpq at the server
@@ -394,7 +400,8 @@ static int parse_text(vctx *v, weft_config *cfg)
         weft_errors_add(v->errs, "%s:%d: %s", file, config_error_line(&cfg->lc), config_error_text(&cfg->lc));
         return -1;
     }
-    return 0;
+    /* ${VAR} before any validation: a setting is checked as it will be used. */
+    return weft_config_expand(config_root_setting(&cfg->lc), cfg->path, v->errs) > 0 ? -1 : 0;
 }
 
 weft_config *weft_config_load(const char *path, weft_errors *errs)
@@ -512,6 +519,7 @@ void weft_config_free(weft_config *cfg)
     free(cfg->log.access_log);
     free(cfg->log.error_log);
     free(cfg->database.conninfo);
+    free(cfg->database.password);
     free(cfg->admin.host);
     for (size_t i = 0; i < cfg->admin.n_allowed_hosts; i++)
         free(cfg->admin.allowed_hosts[i]);

@@ -63,6 +63,7 @@ enum { WEFT_OFF = 0, WEFT_ON_MAIN = 1, WEFT_ON_ADMIN = 2 };
 
 typedef struct weft_db_cfg {
     char *conninfo;        /* libpq conninfo; PG* environment variables fill the rest */
+    char *password;        /* database.password_file's content; NULL: libpq's own ways */
     int pool_connections;  /* blocking connections lent to pool workers; 0: workers use the loops' pipelined ones */
     int loop_connections;  /* pipelined non-blocking connections per event loop */
     int statement_timeout_ms;

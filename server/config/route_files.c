@@ -1,5 +1,7 @@
 #include "config/route_files.h"
 
+#include "config/expand.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
@@ -150,6 +152,8 @@ static void parse_fragment(reading *rd, weft_route_file *rf, const char *owner)
         return;
     }
     config_setting_t *root = config_root_setting(&rf->lc);
+    if (weft_config_expand(root, path, rd->errs) > 0)
+        return;
     for (int i = 0; i < config_setting_length(root); i++) {
         config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
         if (strcmp(config_setting_name(s), "routes") != 0) {
