@@ -1,7 +1,5 @@
 #include "config/route_files.h"
 
-#include "config/expand.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
@@ -12,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/names.h"
+#include "config/expand.h"
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -159,7 +158,7 @@ static void parse_fragment(reading *rd, weft_route_file *rf, const char *owner)
         if (strcmp(config_setting_name(s), "routes") != 0) {
             weft_errors_add(rd->errs, "%s:%d: %s: unknown setting in a route fragment (it holds only routes = ( ... );)",
                             path, config_setting_source_line(s), config_setting_name(s));
-            }
+        }
     }
     config_setting_t *list = config_setting_get_member(root, "routes");
     if (list == NULL || !(config_setting_is_list(list) || config_setting_is_array(list))) {
