@@ -44,6 +44,10 @@ void weft_errors_truncate(weft_errors *e, size_t from)
         free(e->msgs[i]);
     if (from < e->count)
         e->count = from;
+    if (e->count == 0) { /* as weft_errors_clear leaves it: nothing for the caller to free */
+        free(e->msgs);
+        e->msgs = NULL;
+    }
 }
 
 char *weft_errors_join(const weft_errors *e, size_t from, size_t to)

@@ -99,7 +99,8 @@ static int restart_only_refused(const weft_config *cfg)
     if (text == NULL) /* not ours to read (another user) or an older server: it checks anyway */
         return 0;
     weft_errors errs = {0};
-    weft_config *serving = weft_config_load_text(cfg->path, text, &errs);
+    weft_dropin_policy any = {.any = 1};
+    weft_config *serving = weft_config_load_dropins(cfg->path, text, &any, &errs);
     weft_errors_clear(&errs);
     free(text);
     int refused = serving != NULL && weft_config_restart_only(serving, cfg, msg, sizeof(msg));
@@ -116,7 +117,9 @@ static int restart_only_refused(const weft_config *cfg)
 static weft_config *config_for(const char *config, const char *consequence)
 {
     weft_errors errs = {0};
-    weft_config *cfg = weft_config_load(config, &errs);
+    /* A broken drop-in does not stop `weft reload` either: the server leaves it out. */
+    weft_dropin_policy any = {.any = 1};
+    weft_config *cfg = weft_config_load_dropins(config, NULL, &any, &errs);
     if (cfg == NULL) {
         for (size_t i = 0; i < errs.count; i++)
             weft_say(WEFT_LOG_ERROR, "%s", errs.msgs[i]);

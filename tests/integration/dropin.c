@@ -276,6 +276,13 @@ Test(dropin, broken_dropins_on_disk_never_block_a_start)
     cr_assert(strstr(body, so_routes) != NULL && strstr(body, "20-bad.conf") != NULL, "/health/ready names them:\n%s",
               body);
 
+    /* `weft reload` (ExecReload's fallback, operators without systemd) is not stopped by them either. */
+    const char *const rargs[] = {"reload", "-c", srv.conf, NULL};
+    rc = wt_run(&out, rargs, NULL);
+    cr_assert_eq(rc, 1, "no pid_file in this config: %s", out);
+    cr_assert(strstr(out, "sets no pid_file") != NULL, "it got past the config: %s", out);
+    free(out);
+
     /* The same files stay out of a reload without refusing it. */
     wt_server admin = srv;
     admin.port = srv.admin_port;
