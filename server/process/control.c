@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ops/accesslog.h"
+#include "process/outcome.h"
 #include "ops/admin.h"
 #include "base/log.h"
 #include "ops/notify.h"
@@ -173,6 +174,8 @@ void weft_control_cleanup(void)
         char path[4200];
         weft_control_serving_path(pid_file, path, sizeof(path));
         unlink(path);
+        weft_outcome_path(pid_file, path, sizeof(path));
+        unlink(path);
         unlink(pid_file);
     }
     free(pid_file);
@@ -232,6 +235,8 @@ static void reload(weft_reload_kind kind, const char *why)
         write_serving(weft_reload_serving()->cfg);
     if (kind == WEFT_RELOAD_CONFIG)
         reopen_logs(why);
+    if (pid_file != NULL)
+        weft_outcome_write(pid_file); /* what `weft reload` waits for */
     notify_serving();
     watch_current();
 }

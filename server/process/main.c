@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dispatch/blocking.h"
@@ -12,6 +13,7 @@
 #include "base/file.h"
 #include "config/config_diff.h"
 #include "process/control.h"
+#include "process/outcome.h"
 #include "dev/dev.h"
 #include "dev/scaffold.h"
 #include "reload/dropins.h"
@@ -43,7 +45,8 @@ static void usage(FILE *out)
             "  -V, --version      print the version and the plugin ABI, then exit\n"
             "  -h, --help         print this help, then exit\n"
             "  reload             ask the running weft (found through the config's pid_file) to reload\n"
-            "                     its configuration; the outcome is in its log and admin /status\n"
+            "                     its configuration and wait for its verdict: exit 1 with its reasons\n"
+            "                     if it refused (WEFT_RELOAD_WAIT_S, default 60)\n"
             "  quarantine clear   remove the crash records (of plugin NAME, or all) that quarantine a\n"
             "                     plugin build which crashed the server, then ask it to reload\n"
             "  new-plugin NAME    write a ready-to-build plugin project DIR/NAME (default DIR: .)\n"
@@ -129,6 +132,36 @@ static weft_config *config_for(const char *config, const char *consequence)
     return cfg;
 }
 
+/* The server's own verdict on the reload just asked for (process/outcome.h):
+ * its reasons on stderr and exit 1 when it refused, so ExecReload fails
+ * with them. An older server that reports nothing is taken at its word. */
+static int await_outcome(const char *pid_file, int pid, unsigned long attempts_before)
+{
+    const char *w = getenv("WEFT_RELOAD_WAIT_S");
+    long wait_s = w != NULL && atol(w) > 0 ? atol(w) : 60;
+    struct timespec poll = {0, 50 * 1000 * 1000};
+    weft_outcome now;
+    for (long i = 0; i < wait_s * 20; i++, nanosleep(&poll, NULL)) {
+        if (weft_outcome_read(pid_file, &now) != 0 || now.attempts <= attempts_before)
+            continue;
+        if (now.ok) {
+            weft_say(WEFT_LOG_INFO, "pid %d: %s", pid, now.message);
+            return 0;
+        }
+        for (char *save, *line = strtok_r(now.message, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
+            weft_say(WEFT_LOG_ERROR, "%s", line);
+        weft_say(WEFT_LOG_ERROR, "reload refused: pid %d keeps serving the configuration it had", pid);
+        return 1;
+    }
+    if (kill(pid, 0) != 0) {
+        weft_say(WEFT_LOG_ERROR, "pid %d is gone: it did not report the reload", pid);
+        return 1;
+    }
+    weft_say(WEFT_LOG_WARN, "pid %d reported no outcome within %ld s (WEFT_RELOAD_WAIT_S); see its log", pid,
+             wait_s);
+    return attempts_before > 0 ? 1 : 0;
+}
+
 /* `weft reload`: what `systemctl reload` and operators without systemd use. */
 static int signal_running(const char *config)
 {
@@ -147,11 +180,15 @@ static int signal_running(const char *config)
                     f == NULL ? strerror(errno) : "no number in it");
         else if (restart_only_refused(cfg))
             ;
-        else if (kill(pid, SIGHUP) != 0)
-            weft_say(WEFT_LOG_ERROR, "cannot signal pid %d (from %s): %s", pid, cfg->pid_file, strerror(errno));
         else {
-            weft_say(WEFT_LOG_INFO, "asked pid %d to reload %s", pid, config);
-            rc = 0;
+            weft_outcome before;
+            int reported = weft_outcome_read(cfg->pid_file, &before) == 0;
+            if (kill(pid, SIGHUP) != 0)
+                weft_say(WEFT_LOG_ERROR, "cannot signal pid %d (from %s): %s", pid, cfg->pid_file, strerror(errno));
+            else {
+                weft_say(WEFT_LOG_INFO, "asked pid %d to reload %s", pid, config);
+                rc = await_outcome(cfg->pid_file, pid, reported ? before.attempts : 0);
+            }
         }
         if (f != NULL)
             fclose(f);
