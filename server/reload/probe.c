@@ -360,8 +360,10 @@ static void add_child_output(const char *out, weft_errors *errs)
     for (const char *p = out; *p && shown < 24;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
-        if (len > 0 && strncmp(p, MARK, strlen(MARK)) != 0) {
-            weft_errors_add(errs, "  probe: %.*s", (int)len, p);
+        /* The child inherits JOURNAL_STREAM: its lines' "<N>" means nothing inside ours. */
+        int prio = len >= 3 && p[0] == '<' && p[1] >= '0' && p[1] <= '7' && p[2] == '>' ? 3 : 0;
+        if (len > 0 && strncmp(p + prio, MARK, strlen(MARK)) != 0) {
+            weft_errors_add(errs, "  probe: %.*s", (int)(len - (size_t)prio), p + prio);
             shown++;
         }
         p += len + (nl != NULL);
