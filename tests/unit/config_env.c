@@ -155,3 +155,21 @@ Test(config_env, default_config_aggregate_upstream_follows_port)
         weft_config_free(cfg);
     }
 }
+
+/* @include reads another file in place; its settings expand too, and an
+ * error names the included file and its own line. */
+Test(config_env, included_files_expand_and_name_their_own_lines)
+{
+    char inc[400];
+    snprintf(inc, sizeof(inc), "%s/db.conf", wt_tmpdir);
+    write_file(inc, "# the database, kept apart\n\ndatabase = { conninfo = \"host=${WEFT_T_DBHOST} dbname=weft\"; };\n");
+    unsetenv("WEFT_T_DBHOST");
+    cr_assert_null(load("threads = 1;\n@include \"db.conf\"\n"));
+    wt_expect_msg(&wt_errs, "db.conf:3: ", "conninfo", "${WEFT_T_DBHOST} is not set");
+    weft_errors_clear(&wt_errs);
+    setenv("WEFT_T_DBHOST", "db.internal", 1);
+    weft_config *cfg = load("threads = 1;\n@include \"db.conf\"\n");
+    cr_assert_not_null(cfg, "%s", wt_errs_text(&wt_errs));
+    cr_assert_str_eq(cfg->database.conninfo, "host=db.internal dbname=weft");
+    weft_config_free(cfg);
+}
