@@ -208,7 +208,9 @@ static void load_plugin_options(vctx *v, weft_config *cfg, const config_setting_
         int used = 0;
         for (size_t k = 0; k < cfg->n_routes && !used; k++)
             used = strcmp(cfg->routes[k].plugin, config_setting_name(p)) == 0;
-        if (!used)
+        /* A drop-in left out may be the one that routes to it: its options
+         * wait for it instead of taking the start down with it. */
+        if (!used && cfg->n_refused == 0)
             weft_cfg_error(v, p, where, "no route uses plugin '%s'", config_setting_name(p));
     }
 }

@@ -229,6 +229,15 @@ Test(dropin, check_mode_reads_fragments)
 Test(dropin, broken_dropins_on_disk_never_block_a_start)
 {
     cr_assert_eq(wt_stop(&srv), 0);
+    /* The operator keeps the dropped plugin's options in the main file: they
+     * wait for it rather than failing the start ("no route uses plugin"). */
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
+             "plugin_dirs = [\"%s\"];\nplugins = { ver = { }; };\n"
+             "routes = ( { path = \"/main\"; plugin = \"echo\"; dispatch = \"reactive\"; } );\n",
+             plugdir);
+    wt_write_conf(&srv, conf);
     FILE *f = fopen(WEFT_FIXTURE_DIR "/ver_A/ver.so", "rb");
     cr_assert_not_null(f);
     static char half[8192];
