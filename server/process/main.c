@@ -59,9 +59,6 @@ static void usage(FILE *out)
             WEFT_DEFAULT_CONFIG);
 }
 
-/* Loads the config and builds its generation; prints every problem found.
- * A drop-in file that does not load is left out (reload/dropins.h): a
- * warning for -t, an error in the server's log, never a failed start. */
 static int log_as_configured(const weft_config *cfg, weft_errors *errs, void *ctx)
 {
     (void)errs;
@@ -73,6 +70,9 @@ static int log_as_configured(const weft_config *cfg, weft_errors *errs, void *ct
     return 0;
 }
 
+/* Loads the config and builds its generation; prints every problem found.
+ * A drop-in file that does not load is left out (reload/dropins.h): a
+ * warning for -t, an error in the server's log, never a failed start. */
 static weft_generation *load(const char *path, int check_only)
 {
     weft_errors errs = {0};
