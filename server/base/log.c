@@ -1,5 +1,9 @@
 #include "base/log.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,29 +39,140 @@ static const char *level_name(int level)
     }
 }
 
-void weft_vlog(int level, const char *prefix, const char *fmt, va_list ap)
+static atomic_int json_format;
+
+void weft_log_set_json(int on) { atomic_store(&json_format, on); }
+
+/* One JSON object per line, encoded by jansson: what a log shipper
+ * (Kubernetes, journald's MESSAGE) parses without guessing. */
+static size_t format_json(char *line, size_t size, size_t n, int level, const weft_log_ctx *ctx, const char *msg)
+{
+    struct timespec ts;
+    struct tm tm;
+    char when[40];
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t w = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when + w, sizeof(when) - w, ".%03ldZ", ts.tv_nsec / 1000000);
+    json_t *o = json_pack("{s:s, s:s, s:s}", "time", when, "level", level_name(level), "msg", msg);
+    if (o != NULL && ctx != NULL) {
+        if (ctx->route != NULL)
+            json_object_set_new(o, "route", json_string(ctx->route));
+        if (ctx->plugin != NULL)
+            json_object_set_new(o, "plugin", json_string(ctx->plugin));
+        if (ctx->request_id != NULL && ctx->request_id[0] != '\0')
+            json_object_set_new(o, "request_id", json_string(ctx->request_id));
+    }
+    char *text = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    json_decref(o);
+    n += (size_t)snprintf(line + n, size - n, "%s", text != NULL ? text : "{\"msg\":\"out of memory\"}");
+    free(text);
+    return n;
+}
+
+void weft_vlog_in(int level, const weft_log_ctx *ctx, const char *fmt, va_list ap)
 {
     if (level > atomic_load(&log_level))
         return;
     /* Format the whole line first and emit it with one write(2), so lines from
      * several loop and worker threads never interleave mid-line. */
-    char line[2048];
+    char line[4096];
     size_t n = 0;
-    if (getenv("JOURNAL_STREAM") != NULL) {
+    const char *prefix = ctx != NULL ? ctx->text_prefix : NULL;
+    if (weft_log_journal())
         /* journald parses "<N>" as the syslog priority and stamps time itself. */
         n = (size_t)snprintf(line, sizeof(line), "<%d>", level);
+    if (atomic_load(&json_format)) {
+        char msg[2048];
+        int m = vsnprintf(msg, sizeof(msg), fmt, ap);
+        if (m >= (int)sizeof(msg))
+            memcpy(msg + sizeof(msg) - 4, "...", 4);
+        /* The route and plugin are fields of their own; the rest of a
+         * prefix (a fatal's file:line) stays in the message. */
+        char full[2600];
+        snprintf(full, sizeof(full), "%s%s", prefix != NULL && (ctx->route == NULL) ? prefix : "", msg);
+        n = format_json(line, sizeof(line), n, level, ctx, full);
     } else {
-        struct timespec ts;
-        struct tm tm;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        gmtime_r(&ts.tv_sec, &tm);
-        n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-        n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ %-5s ", ts.tv_nsec / 1000000, level_name(level));
+        if (!weft_log_journal()) {
+            struct timespec ts;
+            struct tm tm;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            gmtime_r(&ts.tv_sec, &tm);
+            n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+            n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ %-5s ", ts.tv_nsec / 1000000,
+                                  level_name(level));
+        }
+        if (prefix != NULL && n < sizeof(line))
+            n += (size_t)snprintf(line + n, sizeof(line) - n, "%s", prefix);
+        if (n < sizeof(line))
+            n += (size_t)vsnprintf(line + n, sizeof(line) - n, fmt, ap);
     }
-    if (prefix != NULL && n < sizeof(line))
-        n += (size_t)snprintf(line + n, sizeof(line) - n, "%s", prefix);
+    if (n >= sizeof(line) - 1) {
+        n = sizeof(line) - 2;
+        memcpy(line + n - 3, "...", 3);
+    }
+    line[n++] = '\n';
+    ssize_t r = write(STDERR_FILENO, line, n);
+    (void)r;
+}
+
+void weft_vlog(int level, const char *prefix, const char *fmt, va_list ap)
+{
+    weft_log_ctx ctx = {.text_prefix = prefix};
+    weft_vlog_in(level, &ctx, fmt, ap);
+}
+
+/* The error log: standard error itself, pointed at a file, so that the
+ * crash handler's report and a plugin's stray fprintf land there too. */
+static pthread_mutex_t file_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *error_log;
+
+static int point_stderr_at(const char *path, char *why, size_t size)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0) {
+        snprintf(why, size, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = dup2(fd, STDERR_FILENO) < 0 ? -1 : 0; /* atomic: no line is lost or split */
+    if (rc != 0)
+        snprintf(why, size, "cannot redirect standard error to %s: %s", path, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+int weft_log_open_error_log(const char *path, char *why, size_t size)
+{
+    pthread_mutex_lock(&file_mu);
+    int rc = point_stderr_at(path, why, size);
+    if (rc == 0) {
+        free(error_log);
+        error_log = strdup(path);
+    }
+    pthread_mutex_unlock(&file_mu);
+    return rc;
+}
+
+int weft_log_reopen(char *why, size_t size)
+{
+    pthread_mutex_lock(&file_mu);
+    int rc = error_log != NULL ? point_stderr_at(error_log, why, size) : 0;
+    pthread_mutex_unlock(&file_mu);
+    return rc;
+}
+
+int weft_log_journal(void) { return getenv("JOURNAL_STREAM") != NULL; }
+
+void weft_say(int level, const char *fmt, ...)
+{
+    char line[4096];
+    size_t n = weft_log_journal() ? (size_t)snprintf(line, sizeof(line), "<%d>", level) : 0;
+    n += (size_t)snprintf(line + n, sizeof(line) - n, "weft: ");
+    va_list ap;
+    va_start(ap, fmt);
     if (n < sizeof(line))
         n += (size_t)vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+    va_end(ap);
     if (n >= sizeof(line) - 1) {
         n = sizeof(line) - 2;
         memcpy(line + n - 3, "...", 3);

@@ -14,6 +14,17 @@ int weft_ss_report_fd(void)
 
 void weft_ss_set_report_fd(int fd) { atomic_store_explicit(&report_fd, fd, memory_order_relaxed); }
 
+static atomic_int journal;
+
+void weft_ss_set_journal(int on) { atomic_store_explicit(&journal, on, memory_order_relaxed); }
+
+const char *weft_ss_report_prefix(void)
+{
+    /* A log tap (dev mode) is a pipe to a reader, not the journal. */
+    int tapped = atomic_load_explicit(&report_fd, memory_order_relaxed) >= 0;
+    return atomic_load_explicit(&journal, memory_order_relaxed) && !tapped ? "<2>" : "";
+}
+
 char *weft_ss_append(char *p, char *end, const char *s)
 {
     while (s != NULL && *s != '\0' && p < end)

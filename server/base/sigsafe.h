@@ -25,4 +25,9 @@ int weft_ss_report_fd(void);
 /** Sets that descriptor (-1: standard error again). */
 void weft_ss_set_report_fd(int fd);
 
+/** Standard error is the journal (set at install, read in the handler: no getenv there). */
+void weft_ss_set_journal(int on);
+/** "<2>" (critical) when the report goes to the journal, else "": journald's priority prefix. */
+const char *weft_ss_report_prefix(void);
+
 #endif

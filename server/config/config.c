@@ -14,6 +14,7 @@
 #include "base/file.h"
 #include "base/log.h"
 #include "base/names.h"
+#include "config/expand.h"
 #include "config/route_files.h"
 #include "config/router.h"
 #include "config/schema.h"
@@ -215,7 +216,9 @@ static void load_plugin_options(vctx *v, weft_config *cfg, const config_setting_
         int used = 0;
         for (size_t k = 0; k < cfg->n_routes && !used; k++)
             used = strcmp(cfg->routes[k].plugin, config_setting_name(p)) == 0;
-        if (!used)
+        /* A drop-in left out may be the one that routes to it: its options
+         * wait for it instead of taking the start down with it. */
+        if (!used && cfg->n_refused == 0)
             weft_cfg_error(v, p, where, "no route uses plugin '%s'", config_setting_name(p));
     }
 }
@@ -248,7 +251,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
                                               "max_header_line", "max_headers",
                                               "max_route_file_size", "max_route_file_routes", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
-    static const char *const log_keys[] = {"level", "access_log", "request_id_header", NULL};
+    static const char *const log_keys[] = {"level", "access_log", "error_log", "format", "request_id_header", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
     static const char *const blocking_keys[] = {"threshold_ms", "interval_s", NULL};
     static const char *const shutdown_keys[] = {"grace_s", NULL};
@@ -319,6 +322,11 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         const char *access = weft_cfg_string(v, g, "log", "access_log", NULL);
         if (access != NULL && access[0] != '\0')
             cfg->log.access_log = weft_cfg_strdup(access);
+        const char *error_log = weft_cfg_string(v, g, "log", "error_log", NULL);
+        if (error_log != NULL && error_log[0] != '\0')
+            cfg->log.error_log = weft_cfg_strdup(error_log);
+        static const char *const formats[] = {"text", "json"};
+        cfg->log.json = weft_cfg_choice(v, g, "log", "format", formats, 2, 0);
         /* In the order of WEFT_REQID_*. */
         static const char *const idh_names[] = {"always", "when_sent", "never"};
         cfg->log.request_id_header =
@@ -351,7 +359,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     if ((g = weft_cfg_member(v, root, "", "database", CONFIG_TYPE_GROUP)) != NULL) {
         static const char *const db_keys[] = {"conninfo", "pool_connections", "loop_connections",
                                               "statement_timeout_ms", "connect_timeout_s", "tx_connections",
-                                              "tx_wait_ms", NULL};
+                                              "tx_wait_ms", "password_file", NULL};
         weft_cfg_check_keys(v, g, "database", db_keys);
         db->configured = 1;
         conninfo = weft_cfg_string(v, g, "database", "conninfo", conninfo);
@@ -361,6 +369,11 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         db->connect_timeout_s = (int)weft_cfg_int(v, g, "database", "connect_timeout_s", 1, 600, 5);
         db->tx_connections = (int)weft_cfg_int(v, g, "database", "tx_connections", 1, 1000, 4);
         db->tx_wait_ms = (int)weft_cfg_int(v, g, "database", "tx_wait_ms", 0, 600000, 1000);
+        /* The password outside the conninfo: a credential file, never the config text. */
+        const char *pf = weft_cfg_string(v, g, "database", "password_file", NULL);
+        if (pf != NULL)
+            db->password = weft_cfg_secret_read(v, config_setting_get_member(g, "password_file"),
+                                                "database.password_file", cfg->path, pf, NULL);
     }
     db->conninfo = weft_cfg_strdup(conninfo);
     /* packaging/run.sh and container setups point libpq at the server
@@ -410,20 +423,38 @@ static int parse_text(vctx *v, weft_config *cfg)
         weft_errors_add(v->errs, "%s:%d: %s", file, config_error_line(&cfg->lc), config_error_text(&cfg->lc));
         return -1;
     }
-    return 0;
+    /* ${VAR} before any validation: a setting is checked as it will be used. */
+    return weft_config_expand(config_root_setting(&cfg->lc), cfg->path, v->errs) > 0 ? -1 : 0;
 }
 
 weft_config *weft_config_load(const char *path, weft_errors *errs)
 {
-    char *text = slurp(path, errs);
-    if (text == NULL)
-        return NULL;
-    weft_config *cfg = weft_config_load_text(path, text, errs);
-    free(text);
-    return cfg;
+    return weft_config_load_dropins(path, NULL, NULL, errs);
 }
 
 weft_config *weft_config_load_text(const char *path, const char *text, weft_errors *errs)
+{
+    return weft_config_load_dropins(path, text, NULL, errs);
+}
+
+static weft_config *load_text(const char *path, const char *text, const weft_dropin_policy *policy,
+                              weft_errors *errs);
+
+weft_config *weft_config_load_dropins(const char *path, const char *text, const weft_dropin_policy *p,
+                                      weft_errors *errs)
+{
+    if (text != NULL)
+        return load_text(path, text, p, errs);
+    char *read = slurp(path, errs);
+    if (read == NULL)
+        return NULL;
+    weft_config *cfg = load_text(path, read, p, errs);
+    free(read);
+    return cfg;
+}
+
+static weft_config *load_text(const char *path, const char *text, const weft_dropin_policy *policy,
+                              weft_errors *errs)
 {
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
@@ -459,8 +490,10 @@ weft_config *weft_config_load_text(const char *path, const char *text, weft_erro
     load_pools(&v, cfg, root);
     load_routes(&v, cfg, root);
     fragment_reader fr = {&v, cfg};
-    if (weft_route_files_load(cfg, errs, read_fragment_route, &fr) > 0)
-        v.failed = 1;
+    /* A left-out fragment's route errors set v.failed too: only the files
+     * that stay broken count. */
+    int failed = v.failed;
+    v.failed = weft_route_files_load(cfg, errs, read_fragment_route, &fr, policy) > 0 || failed;
     load_plugin_options(&v, cfg, root);
     if (v.failed) {
         weft_config_free(cfg);
@@ -503,15 +536,13 @@ void weft_config_free(weft_config *cfg)
     for (size_t i = 0; i < cfg->n_pools; i++)
         free(cfg->pools[i].name);
     free(cfg->pools);
-    for (size_t i = 0; i < cfg->n_routes; i++) {
-        free(cfg->routes[i].path);
-        free(cfg->routes[i].plugin);
-        free(cfg->routes[i].pool);
-    }
+    weft_route_cfg_free_from(cfg, 0);
     free(cfg->routes);
     weft_route_files_free(cfg);
     free(cfg->log.access_log);
+    free(cfg->log.error_log);
     free(cfg->database.conninfo);
+    free(cfg->database.password);
     free(cfg->admin.host);
     for (size_t i = 0; i < cfg->admin.n_allowed_hosts; i++)
         free(cfg->admin.allowed_hosts[i]);

@@ -68,6 +68,7 @@ enum { WEFT_OFF = 0, WEFT_ON_MAIN = 1, WEFT_ON_ADMIN = 2 };
 
 typedef struct weft_db_cfg {
     char *conninfo;        /* libpq conninfo; PG* environment variables fill the rest */
+    char *password;        /* database.password_file's content; NULL: libpq's own ways */
     int pool_connections;  /* blocking connections lent to pool workers; 0: workers use the loops' pipelined ones */
     int loop_connections;  /* pipelined non-blocking connections per event loop */
     int statement_timeout_ms;
@@ -82,6 +83,22 @@ typedef struct weft_route_file {
     char *path;
     config_t lc; /* owns its routes' options groups: lives as long as the config */
 } weft_route_file;
+
+/* A drop-in file (a routes.d .conf, NAME.routes, or the plugin it routes to)
+ * left out of a config because it would not load: the rest serves without it. */
+typedef struct weft_refusal {
+    char *file;
+    char *reason; /* the errors it caused, joined by "; " */
+} weft_refusal;
+
+/* Which drop-in files a load may leave out instead of failing. */
+typedef struct weft_dropin_policy {
+    int any;                   /* every one (a start, weft -t) */
+    const weft_refusal *known; /* else only these (a reload: those the serving config left out) */
+    size_t n_known;
+    const weft_refusal *skip; /* not even read: the generation build refused them (reload/dropins.c) */
+    size_t n_skip;
+} weft_dropin_policy;
 
 /** WebSockets accepted by plugins (websocket group). */
 typedef struct weft_ws_cfg {
@@ -106,6 +123,8 @@ typedef struct weft_config {
     char *routes_dir;                /* routes.d next to the config file */
     weft_route_file **route_files;   /* fragments read, in reading order */
     size_t n_route_files;
+    weft_refusal *refused; /* drop-in files left out, in reading order */
+    size_t n_refused;
     struct {
         size_t max_body;
         size_t max_uri; /* request target (path + query) in bytes; longer: 414 */
@@ -129,6 +148,8 @@ typedef struct weft_config {
     struct {
         int level;
         char *access_log;      /* NULL: no access log */
+        char *error_log;       /* NULL: standard error as it was given (the journal under systemd) */
+        int json;              /* log.format = "json": one JSON object per line */
         int request_id_header; /* WEFT_REQID_ALWAYS, _WHEN_SENT or _NEVER */
     } log;
     struct {
@@ -167,6 +188,13 @@ typedef struct weft_config {
 weft_config *weft_config_load(const char *path, weft_errors *errs);
 /** Same, from text already read (`path` names it in messages and anchors relative paths). */
 weft_config *weft_config_load_text(const char *path, const char *text, weft_errors *errs);
+/**
+ * Same, leaving out the drop-in files `p` allows to be left out when they
+ * have errors (they land in cfg->refused instead of `errs`). `text` NULL:
+ * read `path`. A NULL `p` leaves nothing out.
+ */
+weft_config *weft_config_load_dropins(const char *path, const char *text, const weft_dropin_policy *p,
+                                      weft_errors *errs);
 void weft_config_free(weft_config *cfg);
 /** The pool a route names, or NULL. */
 const weft_pool_cfg *weft_config_find_pool(const weft_config *cfg, const char *name);

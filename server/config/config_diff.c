@@ -42,6 +42,8 @@ int weft_config_restart_only(const weft_config *old, const weft_config *cur, cha
         note(why, sizeof(why), "limits.idle_timeout_ms");
     if (!same_string(old->log.access_log, cur->log.access_log))
         note(why, sizeof(why), "log.access_log");
+    if (!same_string(old->log.error_log, cur->log.error_log))
+        note(why, sizeof(why), "log.error_log");
     if (old->log.request_id_header != cur->log.request_id_header)
         note(why, sizeof(why), "log.request_id_header");
     size_t n = strlen(why);

@@ -86,8 +86,16 @@ static int parse_listen_group(vctx *v, weft_config *cfg, const config_setting_t 
     }
     out->tls = weft_cfg_calloc(1, sizeof(*out->tls));
     /* Relative to the config file, like plugin_dirs. */
-    out->tls->certificate = weft_cfg_resolve_path(cfg->path, config_setting_get_string(cert));
-    out->tls->key = weft_cfg_resolve_path(cfg->path, config_setting_get_string(key));
+    out->tls->certificate = weft_cfg_secret_path(v, cert, tw, cfg->path, config_setting_get_string(cert));
+    out->tls->key = weft_cfg_secret_path(v, key, tw, cfg->path, config_setting_get_string(key));
+    if (out->tls->certificate == NULL || out->tls->key == NULL) {
+        free(out->tls->certificate);
+        free(out->tls->key);
+        free(out->tls);
+        out->tls = NULL;
+        free(out->host);
+        return -1;
+    }
     out->tls->min_version = version;
     out->tls->ciphers = ciphers != NULL ? weft_cfg_strdup(ciphers) : NULL;
     return 0;
@@ -147,19 +155,14 @@ static void load_admin_trust(vctx *v, weft_config *cfg, const config_setting_t *
     const char *tf = weft_cfg_string(v, g, "admin", "token_file", NULL);
     if (tf == NULL)
         return;
-    char *path = weft_cfg_resolve_path(cfg->path, tf);
     size_t len = 0;
-    char *token = path != NULL ? weft_file_read(path, &len) : NULL;
-    while (token != NULL && len > 0 && (token[len - 1] == '\n' || token[len - 1] == '\r' || token[len - 1] == ' '))
-        token[--len] = '\0';
-    if (token == NULL || len < 16) {
-        weft_cfg_error(v, config_setting_get_member(g, "token_file"), "admin.token_file",
-                       token == NULL ? "cannot read '%s': %s" : "'%s' holds fewer than 16 characters: too short for a token%s",
-                       path != NULL ? path : tf, token == NULL ? strerror(errno) : "");
+    const config_setting_t *ts = config_setting_get_member(g, "token_file");
+    char *token = weft_cfg_secret_read(v, ts, "admin.token_file", cfg->path, tf, &len);
+    if (token != NULL && len < 16) {
+        weft_cfg_error(v, ts, "admin.token_file", "'%s' holds fewer than 16 characters: too short for a token", tf);
         free(token);
         token = NULL;
     }
-    free(path);
     cfg->admin.token = token;
 }
 

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/names.h"
 #include "base/trust.h"
+#include "config/expand.h"
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -40,31 +41,90 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
+int weft_dropin_policy_allows(const weft_dropin_policy *p, const char *file)
+{
+    if (p == NULL)
+        return 0;
+    for (size_t i = 0; !p->any && i < p->n_known; i++)
+        if (strcmp(p->known[i].file, file) == 0)
+            return 1;
+    return p->any;
+}
+
+void weft_refusals_free(weft_refusal *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(r[i].file);
+        free(r[i].reason);
+    }
+    free(r);
+}
+
+void weft_route_cfg_free_from(weft_config *cfg, size_t from)
+{
+    for (size_t i = from; i < cfg->n_routes; i++) {
+        free(cfg->routes[i].path);
+        free(cfg->routes[i].plugin);
+        free(cfg->routes[i].pool);
+    }
+    if (from < cfg->n_routes)
+        cfg->n_routes = from;
+}
+
 typedef struct reading {
     weft_config *cfg;
     weft_errors *errs;
     size_t problems;
     weft_route_reader *read;
     void *ctx;
+    const weft_dropin_policy *policy;
 } reading;
 
-/* `owner`: the plugin a NAME.routes file belongs to, NULL for routes.d. */
+static void refuse(weft_config *cfg, const char *file, char *reason)
+{
+    weft_refusal *r = realloc(cfg->refused, (cfg->n_refused + 1) * sizeof(*r));
+    if (r == NULL || (r[cfg->n_refused].file = strdup(file)) == NULL)
+        weft_fatal("out of memory");
+    r[cfg->n_refused++].reason = reason;
+    cfg->refused = r;
+}
+
+static void parse_fragment(reading *rd, weft_route_file *rf, const char *owner);
+
+/* `owner`: the plugin a NAME.routes file belongs to, NULL for routes.d. A
+ * file the policy lets go is left out whole, with the errors it caused as
+ * its reason: one broken drop-in never takes the others (or a start) down. */
 static void read_fragment(reading *rd, const char *path, const char *owner)
 {
+    weft_config *cfg = rd->cfg;
+    const weft_dropin_policy *p = rd->policy;
+    for (size_t i = 0; p != NULL && i < p->n_skip; i++)
+        if (strcmp(p->skip[i].file, path) == 0) {
+            char *why = strdup(p->skip[i].reason);
+            if (why == NULL)
+                weft_fatal("out of memory");
+            refuse(cfg, path, why);
+            return;
+        }
+    size_t errs_before = rd->errs->count, routes_before = cfg->n_routes;
+
     /* A fragment routes requests to plugin code and passes it options: it
-     * gets the same ownership, permission and symlink checks as the .so. */
+     * gets the same ownership, permission and symlink checks as the .so,
+     * and is bounded before libconfig reads it (its whole tree is held). */
     char real[4096], why[1024];
     struct stat st;
-    if (weft_file_trusted("route fragment", path, real, &st, why, sizeof(why)) != 0) {
+    if (weft_file_trusted("route fragment", path, real, &st, why, sizeof(why)) != 0)
         weft_errors_add(rd->errs, "route fragment %s: refused: %s", path, why);
-        rd->problems++;
-        return;
-    }
-    /* Bounded before libconfig reads it: its whole tree is held in memory. */
-    if ((unsigned long long)st.st_size > rd->cfg->limits.max_route_file_size) {
+    else if ((unsigned long long)st.st_size > cfg->limits.max_route_file_size)
         weft_errors_add(rd->errs, "route fragment %s: refused: %lld bytes, more than limits.max_route_file_size (%zu)",
-                        path, (long long)st.st_size, rd->cfg->limits.max_route_file_size);
-        rd->problems++;
+                        path, (long long)st.st_size, cfg->limits.max_route_file_size);
+    if (rd->errs->count != errs_before) {
+        if (!weft_dropin_policy_allows(p, path)) {
+            rd->problems++;
+            return;
+        }
+        refuse(cfg, path, weft_errors_join(rd->errs, errs_before, rd->errs->count));
+        weft_errors_truncate(rd->errs, errs_before);
         return;
     }
     weft_route_file *rf = calloc(1, sizeof(*rf));
@@ -76,35 +136,54 @@ static void read_fragment(reading *rd, const char *path, const char *owner)
         weft_fatal("out of memory");
     config_set_include_dir(&rf->lc, dirname(dir));
     free(dir);
-    weft_config *cfg = rd->cfg;
     weft_route_file **files = realloc(cfg->route_files, (cfg->n_route_files + 1) * sizeof(*files));
     if (files == NULL)
         weft_fatal("out of memory");
     cfg->route_files = files;
     cfg->route_files[cfg->n_route_files++] = rf;
+    parse_fragment(rd, rf, owner);
+    if (rd->errs->count == errs_before)
+        return;
+    if (!weft_dropin_policy_allows(p, path)) {
+        rd->problems++;
+        return;
+    }
+    refuse(cfg, path, weft_errors_join(rd->errs, errs_before, rd->errs->count));
+    weft_errors_truncate(rd->errs, errs_before);
+    weft_route_cfg_free_from(cfg, routes_before);
+    /* Still the last one read: nothing else points into it. */
+    cfg->n_route_files--;
+    config_destroy(&rf->lc);
+    free(rf->path);
+    free(rf);
+}
+
+static void parse_fragment(reading *rd, weft_route_file *rf, const char *owner)
+{
+    weft_config *cfg = rd->cfg;
+    const char *path = rf->path;
     if (!config_read_file(&rf->lc, path)) {
         if (config_error_type(&rf->lc) == CONFIG_ERR_FILE_IO)
             weft_errors_add(rd->errs, "%s: cannot read route fragment: %s", path, strerror(errno));
         else
             weft_errors_add(rd->errs, "%s:%d: %s", config_error_file(&rf->lc) ? config_error_file(&rf->lc) : path,
                             config_error_line(&rf->lc), config_error_text(&rf->lc));
-        rd->problems++;
         return;
     }
     config_setting_t *root = config_root_setting(&rf->lc);
+    if (weft_config_expand(root, path, rd->errs) > 0)
+        return;
     for (int i = 0; i < config_setting_length(root); i++) {
         config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
         if (strcmp(config_setting_name(s), "routes") != 0) {
             weft_errors_add(rd->errs, "%s:%d: %s: unknown setting in a route fragment (it holds only routes = ( ... );)",
                             path, config_setting_source_line(s), config_setting_name(s));
-            rd->problems++;
         }
     }
     config_setting_t *list = config_setting_get_member(root, "routes");
     if (list == NULL || !(config_setting_is_list(list) || config_setting_is_array(list))) {
         weft_errors_add(rd->errs, "%s:%d: routes: a route fragment needs routes = ( { path = ...; plugin = ...; "
                         "dispatch = ...; } );", path, list != NULL ? config_setting_source_line(list) : 1);
-        rd->problems++;
         return;
     }
     int n = config_setting_length(list);
@@ -133,8 +212,7 @@ static void read_fragment(reading *rd, const char *path, const char *owner)
                             "plugins go in %s)",
                             cfg->routes[k].file, cfg->routes[k].line, cfg->routes[k].path, cfg->routes[k].plugin,
                             owner, owner, cfg->routes_dir);
-            rd->problems++;
-        }
+            }
 }
 
 static void read_routes_dir(reading *rd)
@@ -226,14 +304,15 @@ int weft_route_files_has_fragment(const weft_config *cfg, const char *plugin)
     return found;
 }
 
-size_t weft_route_files_load(weft_config *cfg, weft_errors *errs, weft_route_reader *read, void *ctx)
+size_t weft_route_files_load(weft_config *cfg, weft_errors *errs, weft_route_reader *read, void *ctx,
+                             const weft_dropin_policy *policy)
 {
     char *copy = strdup(cfg->path);
     if (copy == NULL)
         weft_fatal("out of memory");
     cfg->routes_dir = join(dirname(copy), "routes.d");
     free(copy);
-    reading rd = {.cfg = cfg, .errs = errs, .read = read, .ctx = ctx};
+    reading rd = {.cfg = cfg, .errs = errs, .read = read, .ctx = ctx, .policy = policy};
     read_routes_dir(&rd);
     read_plugin_dirs(&rd);
     return rd.problems;
@@ -248,4 +327,5 @@ void weft_route_files_free(weft_config *cfg)
     }
     free(cfg->route_files);
     free(cfg->routes_dir);
+    weft_refusals_free(cfg->refused, cfg->n_refused);
 }

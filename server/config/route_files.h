@@ -20,12 +20,20 @@ typedef void weft_route_reader(void *ctx, config_setting_t *route, int index);
 
 /**
  * Reads every fragment of `cfg` (its routes_dir and plugin directories),
- * growing cfg->routes through `read`. Returns the number of problems added
- * to `errs` (parse errors and unknown top-level settings, with FILE:LINE).
+ * growing cfg->routes through `read`. Returns the number of files with
+ * problems in `errs` (parse errors, unknown top-level settings, bad routes,
+ * with FILE:LINE); the files `policy` lets go are left out instead, into
+ * cfg->refused.
  */
-size_t weft_route_files_load(weft_config *cfg, weft_errors *errs, weft_route_reader *read, void *ctx);
+size_t weft_route_files_load(weft_config *cfg, weft_errors *errs, weft_route_reader *read, void *ctx,
+                             const weft_dropin_policy *policy);
 /** True when a NAME.routes for `plugin` sits in one of the plugin directories. */
 int weft_route_files_has_fragment(const weft_config *cfg, const char *plugin);
+/** True when `p` lets `file` be left out. */
+int weft_dropin_policy_allows(const weft_dropin_policy *p, const char *file);
+void weft_refusals_free(weft_refusal *r, size_t n);
+/** Drops cfg->routes[from..]: the routes of a drop-in file left out. */
+void weft_route_cfg_free_from(weft_config *cfg, size_t from);
 /** Frees what weft_route_files_load attached to `cfg`. */
 void weft_route_files_free(weft_config *cfg);
 /** True for a file name the watcher must treat as a route fragment in a plugin directory. */

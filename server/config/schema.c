@@ -1,5 +1,8 @@
 #include "config/schema.h"
 
+#include <errno.h>
+#include "base/file.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <libgen.h>
@@ -170,4 +173,48 @@ char *weft_cfg_resolve_path(const char *config_path, const char *dir)
         return weft_cfg_strdup(real);
     }
     return joined;
+}
+
+#define CREDENTIAL "credential:"
+
+char *weft_cfg_secret_path(vctx *v, const config_setting_t *s, const char *where, const char *config_path,
+                           const char *value)
+{
+    if (strncmp(value, CREDENTIAL, strlen(CREDENTIAL)) != 0)
+        return weft_cfg_resolve_path(config_path, value);
+    const char *name = value + strlen(CREDENTIAL);
+    const char *dir = getenv("CREDENTIALS_DIRECTORY");
+    if (name[0] == '\0' || strchr(name, '/') != NULL || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+        weft_cfg_error(v, s, where, "'%s': a credential is named by a file name, without '/'", value);
+        return NULL;
+    }
+    if (dir == NULL || dir[0] == '\0') {
+        weft_cfg_error(v, s, where,
+                       "'%s': CREDENTIALS_DIRECTORY is not set (systemd sets it for LoadCredential=%s:FILE; "
+                       "elsewhere set it to the directory holding %s)",
+                       value, name, name);
+        return NULL;
+    }
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", dir, name) < 0)
+        weft_fatal("out of memory");
+    return path;
+}
+
+char *weft_cfg_secret_read(vctx *v, const config_setting_t *s, const char *where, const char *config_path,
+                           const char *value, size_t *len)
+{
+    char *path = weft_cfg_secret_path(v, s, where, config_path, value);
+    if (path == NULL)
+        return NULL;
+    size_t n = 0;
+    char *text = weft_file_read(path, &n);
+    if (text == NULL)
+        weft_cfg_error(v, s, where, "cannot read '%s': %s", path, strerror(errno));
+    while (text != NULL && n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' '))
+        text[--n] = '\0';
+    free(path);
+    if (len != NULL)
+        *len = n;
+    return text;
 }

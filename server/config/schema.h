@@ -45,6 +45,19 @@ config_setting_t *weft_cfg_require(vctx *v, const config_setting_t *group, const
 /** `dir` relative to the config file's directory (absolute paths as they are), malloc'd. */
 char *weft_cfg_resolve_path(const char *config_path, const char *dir);
 
+/**
+ * The file a secret setting names (database.password_file, tls.key and
+ * certificate, admin.token_file), malloc'd: `credential:NAME` is
+ * $CREDENTIALS_DIRECTORY/NAME (systemd's LoadCredential=, a Kubernetes
+ * Secret mounted as files), anything else a path relative to the config
+ * file. NULL after reporting why at `s`.
+ */
+char *weft_cfg_secret_path(vctx *v, const config_setting_t *s, const char *where, const char *config_path,
+                           const char *value);
+/** The secret's content (trailing newlines and spaces dropped), malloc'd; NULL after reporting why. */
+char *weft_cfg_secret_read(vctx *v, const config_setting_t *s, const char *where, const char *config_path,
+                           const char *value, size_t *len);
+
 /* listen.c */
 void weft_cfg_load_listen(vctx *v, weft_config *cfg, const config_setting_t *root);
 void weft_cfg_load_admin(vctx *v, weft_config *cfg, const config_setting_t *root);

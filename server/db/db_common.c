@@ -58,6 +58,8 @@ void weft_db_params_init(weft_db_params *p, const weft_db_cfg *cfg)
     p->keys[i] = "options", p->values[i++] = p->options;
     p->keys[i] = "connect_timeout", p->values[i++] = p->timeout;
     p->keys[i] = "application_name", p->values[i++] = "weft";
+    if (cfg->password != NULL) /* database.password_file: a keyword, so no conninfo quoting */
+        p->keys[i] = "password", p->values[i++] = cfg->password;
     p->keys[i] = NULL, p->values[i] = NULL;
 }
 
@@ -135,7 +137,10 @@ void weft_db_metrics_render(FILE *f)
 
 int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b)
 {
-    return strcmp(a->conninfo, b->conninfo) == 0 && a->pool_connections == b->pool_connections &&
+    /* A rotated password (a reload re-reads database.password_file) is a new configuration. */
+    int same_password = (a->password == NULL) == (b->password == NULL) &&
+                        (a->password == NULL || strcmp(a->password, b->password) == 0);
+    return same_password && strcmp(a->conninfo, b->conninfo) == 0 && a->pool_connections == b->pool_connections &&
            a->loop_connections == b->loop_connections && a->statement_timeout_ms == b->statement_timeout_ms &&
            a->connect_timeout_s == b->connect_timeout_s && a->tx_connections == b->tx_connections &&
            a->tx_wait_ms == b->tx_wait_ms;

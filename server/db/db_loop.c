@@ -413,6 +413,7 @@ weft_dbloop *weft_dbloop_new(weft_loop *loop, const weft_db_cfg *cfg)
     d->loop = loop;
     d->cfg = *cfg;
     d->cfg.conninfo = strdup(cfg->conninfo);
+    d->cfg.password = cfg->password != NULL ? strdup(cfg->password) : NULL; /* outlives the config */
     weft_db_params_init(&d->params, &d->cfg);
     d->n = cfg->loop_connections;
     d->conns = calloc((size_t)d->n, sizeof(dbconn));
@@ -447,6 +448,7 @@ void weft_dbloop_free(weft_dbloop *d)
     }
     free(d->conns);
     free(d->cfg.conninfo);
+    free(d->cfg.password);
     free(d);
 }
 

@@ -51,6 +51,7 @@ weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg)
         return NULL;
     p->cfg = *cfg;
     p->cfg.conninfo = strdup(cfg->conninfo);
+    p->cfg.password = cfg->password != NULL ? strdup(cfg->password) : NULL; /* outlives the config */
     p->idle = calloc(capacity(cfg), sizeof(pconn *));
     pthread_mutex_init(&p->mu, NULL);
     pthread_condattr_t ca;
@@ -78,6 +79,7 @@ void weft_dbpool_free(weft_dbpool *p)
         pconn_close(p->idle[i]);
     free(p->idle);
     free(p->cfg.conninfo);
+    free(p->cfg.password);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     pthread_cond_destroy(&p->tx_cv);

@@ -97,9 +97,11 @@ static weft_txset *txset_new(weft_loop *L, const weft_db_cfg *cfg)
     s->idle = calloc((size_t)cfg->tx_connections, sizeof(*s->idle));
     s->cfg = *cfg;
     s->cfg.conninfo = strdup(cfg->conninfo);
+    s->cfg.password = cfg->password != NULL ? strdup(cfg->password) : NULL; /* outlives the config */
     if (s->idle == NULL || s->cfg.conninfo == NULL) {
         free(s->idle);
         free(s->cfg.conninfo);
+        free(s->cfg.password);
         free(s);
         return NULL;
     }
@@ -117,6 +119,7 @@ static void txset_free(weft_txset *s)
     free(s->idle);
     free(s->trash);
     free(s->cfg.conninfo);
+    free(s->cfg.password);
     free(s);
 }
 

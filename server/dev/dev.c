@@ -178,7 +178,12 @@ static int make_dir(const char *path)
         fprintf(stderr, "weft dev: cannot create %s: %s\n", path, strerror(errno));
         return -1;
     }
-    chmod(path, 0700);
+    /* Private, but the traversal bits pgdev.sh grants (as root the private
+     * PostgreSQL runs as postgres, which must reach .weft-dev/pg) stay: with
+     * them gone, stopping it found "no server running" and left it running. */
+    struct stat st;
+    mode_t keep = stat(path, &st) == 0 ? st.st_mode & (S_IXGRP | S_IXOTH) : 0;
+    chmod(path, 0700 | keep);
     return 0;
 }
 

@@ -4,6 +4,7 @@
  * annotations and the stack overflow report.
  */
 #include "dispatch/coro.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -103,7 +104,7 @@ static __attribute__((noreturn)) void misuse(const char *what)
 {
     /* Each of these would corrupt a stack silently, so unlike assert() the
      * check survives NDEBUG. */
-    fprintf(stderr, "weft: FATAL: %s\n", what);
+    weft_say(WEFT_LOG_ERROR, "FATAL: %s", what); /* with its journal priority */
     abort();
 }
 

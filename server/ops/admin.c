@@ -53,6 +53,11 @@ static json_t *status_json(const weft_generation *g)
     json_t *files = json_array();
     for (size_t i = 0; i < g->cfg->n_route_files; i++)
         json_array_append_new(files, json_string(g->cfg->route_files[i]->path));
+    /* Drop-in files left out because they would not load: what to fix. */
+    json_t *refused = json_array();
+    for (size_t i = 0; i < g->cfg->n_refused; i++)
+        json_array_append_new(refused, json_pack("{s:s, s:s}", "file", g->cfg->refused[i].file, "reason",
+                                                 g->cfg->refused[i].reason));
     json_t *quarantined = json_array();
     for (size_t i = 0; i < g->n_modules; i++) {
         const weft_quarantine *q = &g->quarantined[i];
@@ -70,9 +75,9 @@ static json_t *status_json(const weft_generation *g)
     json_t *last = rs.at == 0 ? json_null()
                               : json_pack("{s:b, s:I, s:s}", "ok", rs.last_ok, "at", (json_int_t)rs.at, "message",
                                           rs.message);
-    return json_pack("{s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:o}}", "version", WEFT_VERSION, "generation",
-                     (json_int_t)g->id, "config", g->cfg->path, "routes_dir", g->cfg->routes_dir, "route_files", files,
-                     "routes", routes, "plugins", modules, "quarantined", quarantined, "reloads", "ok",
+    return json_pack("{s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:o}}", "version", WEFT_VERSION,
+                     "generation", (json_int_t)g->id, "config", g->cfg->path, "routes_dir", g->cfg->routes_dir,
+                     "route_files", files, "refused_files", refused, "routes", routes, "plugins", modules, "quarantined", quarantined, "reloads", "ok",
                      (json_int_t)rs.ok, "failed", (json_int_t)rs.failed, "last", last);
 }
 

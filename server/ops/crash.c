@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "base/sigsafe.h"
 #include "config/config.h"
 #include "dispatch/coro.h"
@@ -95,7 +96,11 @@ static void on_fatal(int sig, const siginfo_t *info, const char *what)
      * walks a stack the fault may have corrupted (a coroutine's, often), and
      * a fault inside it ends the process here -- the line naming the plugin
      * must be out by then. */
-    ssize_t ignored = write(weft_ss_report_fd(), line, (size_t)(p - line));
+    /* Under journald every line needs its priority, or the reason lands at
+     * info, out of `journalctl -p warning`; the file copy has none. */
+    const char *prio = weft_ss_report_prefix();
+    ssize_t ignored = write(weft_ss_report_fd(), prio, strlen(prio));
+    ignored = write(weft_ss_report_fd(), line, (size_t)(p - line));
     /* The same text next to the record ("crash-NAME.log"): what `weft dev`
      * shows on the plugin's routes after restarting. */
     size_t rl = strlen(crash_log);
@@ -104,7 +109,10 @@ static void on_fatal(int sig, const siginfo_t *info, const char *what)
         ignored = write(fd, line, (size_t)(p - line));
     void *frames[64];
     int n = backtrace(frames, 64);
-    backtrace_symbols_fd(frames, n, weft_ss_report_fd());
+    for (int i = 0; i < n; i++) { /* one frame per line, each with the prefix */
+        ignored = write(weft_ss_report_fd(), prio, strlen(prio));
+        backtrace_symbols_fd(frames + i, 1, weft_ss_report_fd());
+    }
     if (fd >= 0) {
         backtrace_symbols_fd(frames, n, fd);
         close(fd);
@@ -117,6 +125,7 @@ void weft_crash_report_install(void)
 {
     void *warm[2];
     (void)backtrace(warm, 2);
+    weft_ss_set_journal(weft_log_journal());
     weft_coro_signals_init();
     weft_coro_set_fault_hook(on_fatal);
 }

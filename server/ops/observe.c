@@ -84,8 +84,16 @@ static void ready(h2o_req_t *req)
     weft_loop *L = weft_loop_current;
     const weft_generation *g = L->gen;
     json_t *checks = json_array();
-    json_array_append_new(checks, check("config", 1, json_pack("{s:I, s:s}", "generation", (json_int_t)g->id,
-                                                               "file", g->cfg->path)));
+    json_t *conf = json_pack("{s:I, s:s}", "generation", (json_int_t)g->id, "file", g->cfg->path);
+    /* Still ready (everything else serves), but say which drop-ins are out. */
+    if (g->cfg->n_refused > 0) {
+        json_t *refused = json_array();
+        for (size_t i = 0; i < g->cfg->n_refused; i++)
+            json_array_append_new(refused, json_pack("{s:s, s:s}", "file", g->cfg->refused[i].file, "reason",
+                                                     g->cfg->refused[i].reason));
+        json_object_set_new(conf, "refused_files", refused);
+    }
+    json_array_append_new(checks, check("config", 1, conf));
     json_array_append_new(checks, check("draining", !L->stopping, NULL));
     if (!g->cfg->database.configured) {
         send_health(req, checks);

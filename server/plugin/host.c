@@ -22,11 +22,16 @@
 static void weft_host_log(const weft_req *r, int level, const char *fmt, ...)
 {
     char prefix[400] = "";
-    if (r != NULL && r->route != NULL)
+    weft_log_ctx ctx = {.text_prefix = prefix};
+    if (r != NULL && r->route != NULL) {
         snprintf(prefix, sizeof(prefix), "%s [%s]: ", r->route->label, r->id);
+        ctx.route = r->route->cfg->path;
+        ctx.plugin = r->route->cfg->plugin;
+        ctx.request_id = r->id;
+    }
     va_list ap;
     va_start(ap, fmt);
-    weft_vlog(level, prefix, fmt, ap);
+    weft_vlog_in(level, &ctx, fmt, ap);
     va_end(ap);
 }
 

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ops/accesslog.h"
+#include "process/outcome.h"
 #include "ops/admin.h"
 #include "base/log.h"
 #include "ops/notify.h"
@@ -141,6 +143,7 @@ int weft_control_init(weft_generation *first)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);
     /* Blocked before any thread starts, so every thread inherits the mask. */
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -170,6 +173,8 @@ void weft_control_cleanup(void)
     if (pid_file != NULL) {
         char path[4200];
         weft_control_serving_path(pid_file, path, sizeof(path));
+        unlink(path);
+        weft_outcome_path(pid_file, path, sizeof(path));
         unlink(path);
         unlink(pid_file);
     }
@@ -210,12 +215,28 @@ static void notify_serving(void)
     weft_notify_ready("generation %lu serving %zu route(s)", g->id, g->n_routes);
 }
 
+/* logrotate's postrotate (SIGUSR1) and every reload: the error and access
+ * logs are opened again by path, so a file moved away stops growing. */
+static void reopen_logs(const char *why)
+{
+    char err[600];
+    if (weft_log_reopen(err, sizeof(err)) != 0)
+        weft_log_error("log.error_log: %s; still writing to the old file", err);
+    if (weft_accesslog_reopen(err, sizeof(err)) != 0)
+        weft_log_error("log.access_log: %s; still writing to the old file", err);
+    weft_log_info("logs reopened (%s)", why);
+}
+
 /* A reload as systemd wants to see it: RELOADING=1, then READY=1 again. */
 static void reload(weft_reload_kind kind, const char *why)
 {
     weft_notify_reloading(why);
     if (weft_reload(kind, why) == 0 && kind == WEFT_RELOAD_CONFIG)
         write_serving(weft_reload_serving()->cfg);
+    if (kind == WEFT_RELOAD_CONFIG)
+        reopen_logs(why);
+    if (pid_file != NULL)
+        weft_outcome_write(pid_file); /* what `weft reload` waits for */
     notify_serving();
     watch_current();
 }
@@ -245,6 +266,8 @@ int weft_control_run(void)
                 }
                 if (si.ssi_signo == SIGHUP)
                     reload(WEFT_RELOAD_CONFIG, "SIGHUP");
+                if (si.ssi_signo == SIGUSR1)
+                    reopen_logs("SIGUSR1");
             }
         }
         if (p[1].revents & POLLIN) {

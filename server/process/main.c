@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dispatch/blocking.h"
@@ -12,8 +13,10 @@
 #include "base/file.h"
 #include "config/config_diff.h"
 #include "process/control.h"
+#include "process/outcome.h"
 #include "dev/dev.h"
 #include "dev/scaffold.h"
+#include "reload/dropins.h"
 #include "reload/generation.h"
 #include "reload/probe.h"
 #include "base/file.h"
@@ -42,7 +45,8 @@ static void usage(FILE *out)
             "  -V, --version      print the version and the plugin ABI, then exit\n"
             "  -h, --help         print this help, then exit\n"
             "  reload             ask the running weft (found through the config's pid_file) to reload\n"
-            "                     its configuration; the outcome is in its log and admin /status\n"
+            "                     its configuration and wait for its verdict: exit 1 with its reasons\n"
+            "                     if it refused (WEFT_RELOAD_WAIT_S, default 60)\n"
             "  quarantine clear   remove the crash records (of plugin NAME, or all) that quarantine a\n"
             "                     plugin build which crashed the server, then ask it to reload\n"
             "  new-plugin NAME    write a ready-to-build plugin project DIR/NAME (default DIR: .)\n"
@@ -55,20 +59,36 @@ static void usage(FILE *out)
             WEFT_DEFAULT_CONFIG);
 }
 
-/* Loads the config and builds its generation; prints every problem found. */
+static int log_as_configured(const weft_config *cfg, weft_errors *errs, void *ctx)
+{
+    (void)errs;
+    (void)ctx;
+    /* Before the build: the probe's and the plugins' load lines are in the
+     * configured format and level too. */
+    weft_log_set_json(cfg->log.json);
+    weft_log_set_level(cfg->log.level);
+    return 0;
+}
+
+/* Loads the config and builds its generation; prints every problem found.
+ * A drop-in file that does not load is left out (reload/dropins.h): a
+ * warning for -t, an error in the server's log, never a failed start. */
 static weft_generation *load(const char *path, int check_only)
 {
     weft_errors errs = {0};
-    weft_config *cfg = weft_config_load(path, &errs);
-    weft_generation *gen = NULL;
-    if (cfg != NULL) {
-        gen = weft_generation_build(cfg, 1, check_only, &errs);
-        if (gen == NULL)
-            weft_config_free(cfg);
-    }
+    weft_generation *gen =
+        weft_dropins_build(path, NULL, NULL, 1, check_only, check_only ? NULL : log_as_configured, NULL, &errs);
     for (size_t i = 0; i < errs.count; i++)
-        fprintf(stderr, "weft: %s\n", errs.msgs[i]);
+        weft_say(WEFT_LOG_ERROR, "%s", errs.msgs[i]);
     weft_errors_clear(&errs);
+    for (size_t i = 0; gen != NULL && i < gen->cfg->n_refused; i++) {
+        const weft_refusal *r = &gen->cfg->refused[i];
+        if (check_only)
+            weft_say(WEFT_LOG_WARN, "warning: drop-in %s is left out (its routes would not be served): %s", r->file,
+                    r->reason);
+        else
+            weft_log_error("drop-in %s refused, its routes are not served: %s", r->file, r->reason);
+    }
     return gen;
 }
 
@@ -82,12 +102,15 @@ static int restart_only_refused(const weft_config *cfg)
     if (text == NULL) /* not ours to read (another user) or an older server: it checks anyway */
         return 0;
     weft_errors errs = {0};
-    weft_config *serving = weft_config_load_text(cfg->path, text, &errs);
+    weft_dropin_policy any = {.any = 1};
+    weft_config *serving = weft_config_load_dropins(cfg->path, text, &any, &errs);
     weft_errors_clear(&errs);
     free(text);
     int refused = serving != NULL && weft_config_restart_only(serving, cfg, msg, sizeof(msg));
-    if (refused)
-        fprintf(stderr, "weft: %s\nweft: not signalling: the running server would refuse this reload\n", msg);
+    if (refused) {
+        weft_say(WEFT_LOG_ERROR, "%s", msg);
+        weft_say(WEFT_LOG_ERROR, "not signalling: the running server would refuse this reload");
+    }
     weft_config_free(serving);
     return refused;
 }
@@ -97,14 +120,46 @@ static int restart_only_refused(const weft_config *cfg)
 static weft_config *config_for(const char *config, const char *consequence)
 {
     weft_errors errs = {0};
-    weft_config *cfg = weft_config_load(config, &errs);
+    /* A broken drop-in does not stop `weft reload` either: the server leaves it out. */
+    weft_dropin_policy any = {.any = 1};
+    weft_config *cfg = weft_config_load_dropins(config, NULL, &any, &errs);
     if (cfg == NULL) {
         for (size_t i = 0; i < errs.count; i++)
-            fprintf(stderr, "weft: %s\n", errs.msgs[i]);
+            weft_say(WEFT_LOG_ERROR, "%s", errs.msgs[i]);
         weft_errors_clear(&errs);
-        fprintf(stderr, "weft: %s: %s is invalid\n", consequence, config);
+        weft_say(WEFT_LOG_ERROR, "%s: %s is invalid", consequence, config);
     }
     return cfg;
+}
+
+/* The server's own verdict on the reload just asked for (process/outcome.h):
+ * its reasons on stderr and exit 1 when it refused, so ExecReload fails
+ * with them. An older server that reports nothing is taken at its word. */
+static int await_outcome(const char *pid_file, int pid, unsigned long attempts_before)
+{
+    const char *w = getenv("WEFT_RELOAD_WAIT_S");
+    long wait_s = w != NULL && atol(w) > 0 ? atol(w) : 60;
+    struct timespec poll = {0, 50 * 1000 * 1000};
+    weft_outcome now;
+    for (long i = 0; i < wait_s * 20; i++, nanosleep(&poll, NULL)) {
+        if (weft_outcome_read(pid_file, &now) != 0 || now.attempts <= attempts_before)
+            continue;
+        if (now.ok) {
+            weft_say(WEFT_LOG_INFO, "pid %d: %s", pid, now.message);
+            return 0;
+        }
+        for (char *save, *line = strtok_r(now.message, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
+            weft_say(WEFT_LOG_ERROR, "%s", line);
+        weft_say(WEFT_LOG_ERROR, "reload refused: pid %d keeps serving the configuration it had", pid);
+        return 1;
+    }
+    if (kill(pid, 0) != 0) {
+        weft_say(WEFT_LOG_ERROR, "pid %d is gone: it did not report the reload", pid);
+        return 1;
+    }
+    weft_say(WEFT_LOG_WARN, "pid %d reported no outcome within %ld s (WEFT_RELOAD_WAIT_S); see its log", pid,
+             wait_s);
+    return attempts_before > 0 ? 1 : 0;
 }
 
 /* `weft reload`: what `systemctl reload` and operators without systemd use. */
@@ -115,21 +170,25 @@ static int signal_running(const char *config)
         return 1;
     int rc = 1;
     if (cfg->pid_file == NULL) {
-        fprintf(stderr, "weft: %s sets no pid_file, so the running server cannot be found; send it SIGHUP\n",
+        weft_say(WEFT_LOG_ERROR, "%s sets no pid_file, so the running server cannot be found; send it SIGHUP",
                 config);
     } else {
         FILE *f = fopen(cfg->pid_file, "r");
         int pid = 0;
         if (f == NULL || fscanf(f, "%d", &pid) != 1 || pid <= 0)
-            fprintf(stderr, "weft: cannot read a pid from %s: %s\n", cfg->pid_file,
+            weft_say(WEFT_LOG_ERROR, "cannot read a pid from %s: %s", cfg->pid_file,
                     f == NULL ? strerror(errno) : "no number in it");
         else if (restart_only_refused(cfg))
             ;
-        else if (kill(pid, SIGHUP) != 0)
-            fprintf(stderr, "weft: cannot signal pid %d (from %s): %s\n", pid, cfg->pid_file, strerror(errno));
         else {
-            fprintf(stderr, "weft: asked pid %d to reload %s\n", pid, config);
-            rc = 0;
+            weft_outcome before;
+            int reported = weft_outcome_read(cfg->pid_file, &before) == 0;
+            if (kill(pid, SIGHUP) != 0)
+                weft_say(WEFT_LOG_ERROR, "cannot signal pid %d (from %s): %s", pid, cfg->pid_file, strerror(errno));
+            else {
+                weft_say(WEFT_LOG_INFO, "asked pid %d to reload %s", pid, config);
+                rc = await_outcome(cfg->pid_file, pid, reported ? before.attempts : 0);
+            }
         }
         if (f != NULL)
             fclose(f);
@@ -142,7 +201,7 @@ static void said_cleared(const weft_quarantine *q)
 {
     char why[1200];
     weft_quarantine_describe(q, why, sizeof(why));
-    fprintf(stderr, "weft: quarantine of plugin %s lifted (%s)\n", q->plugin, why);
+    weft_say(WEFT_LOG_INFO, "quarantine of plugin %s lifted (%s)", q->plugin, why);
 }
 
 /* `weft quarantine clear [NAME]`: the records go, then a reload (if weft
@@ -157,23 +216,23 @@ static int quarantine_clear(const char *config, const char *name)
     int has_pid = cfg->pid_file != NULL;
     weft_config_free(cfg);
     if (dir[0] == '\0') {
-        fprintf(stderr, "weft: %s sets neither state_dir nor pid_file (and STATE_DIRECTORY is unset): no crash "
-                        "records are kept, nothing is quarantined\n", config);
+        weft_say(WEFT_LOG_INFO, "%s sets neither state_dir nor pid_file (and STATE_DIRECTORY is unset): no crash "
+                        "records are kept, nothing is quarantined", config);
         return 0;
     }
     int n = weft_quarantine_clear(dir, name, said_cleared);
     if (n < 0) {
-        fprintf(stderr, "weft: cannot read the state directory %s: %s\n", dir, strerror(errno));
+        weft_say(WEFT_LOG_ERROR, "cannot read the state directory %s: %s", dir, strerror(errno));
         return 1;
     }
     if (n == 0) {
-        fprintf(stderr, "weft: no crash record%s%s in %s: nothing is quarantined\n", name ? " of plugin " : "",
+        weft_say(WEFT_LOG_INFO, "no crash record%s%s in %s: nothing is quarantined", name ? " of plugin " : "",
                 name ? name : "", dir);
         return 0;
     }
     /* A server not running (or without a pid file) lifts it at its next start. */
     if (has_pid && signal_running(config) != 0)
-        fprintf(stderr, "weft: the records are gone; a running weft lifts the quarantine at its next reload\n");
+        weft_say(WEFT_LOG_WARN, "the records are gone; a running weft lifts the quarantine at its next reload");
     return 0;
 }
 
@@ -187,11 +246,19 @@ static int serve(const char *config, void (*loaded)(const weft_generation *gen))
     weft_generation *gen = load(config, 0);
     if (gen == NULL) {
         weft_module_cleanup();
-        fprintf(stderr, "weft: not starting: configuration file %s is invalid\n", config);
+        weft_say(WEFT_LOG_ERROR, "not starting: configuration file %s is invalid", config);
         return 1;
     }
     if (loaded != NULL)
         loaded(gen);
+    weft_log_set_json(gen->cfg->log.json);
+    char why[600];
+    if (gen->cfg->log.error_log != NULL && weft_log_open_error_log(gen->cfg->log.error_log, why, sizeof(why)) != 0) {
+        weft_say(WEFT_LOG_ERROR, "not starting: %s: log.error_log: %s", config, why);
+        weft_generation_release(gen);
+        weft_module_cleanup();
+        return 1;
+    }
     weft_blocking_configure(gen->cfg->blocking.threshold_ms, gen->cfg->blocking.interval_s);
     return weft_server_run(gen);
 }
@@ -249,7 +316,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "weft: unexpected argument '%s'\n", argv[optind]);
+        weft_say(WEFT_LOG_ERROR, "unexpected argument '%s'", argv[optind]);
         usage(stderr);
         return 2;
     }
@@ -261,11 +328,15 @@ int main(int argc, char **argv)
         weft_generation *gen = load(config, 1);
         if (gen == NULL) {
             weft_module_cleanup();
-            fprintf(stderr, "weft: configuration file %s test failed\n", config);
+            weft_say(WEFT_LOG_ERROR, "configuration file %s test failed", config);
             return 1;
         }
-        fprintf(stderr, "weft: configuration file %s is valid (%zu routes, %zu plugins)\n", config, gen->n_routes,
-                gen->n_modules);
+        if (gen->cfg->n_refused > 0)
+            weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins; %zu drop-in file(s) left "
+                            "out, see the warnings)", config, gen->n_routes, gen->n_modules, gen->cfg->n_refused);
+        else
+            weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins)", config, gen->n_routes,
+                    gen->n_modules);
         weft_generation_release(gen);
         weft_module_cleanup(); /* the empty private copy directory */
         return 0;

@@ -27,6 +27,7 @@
 #include "process/control.h"
 #include "process/privileges.h"
 #include "reload/generation.h"
+#include "ops/accesslog.h"
 #include "reload/reload.h"
 #include "request/respond.h"
 #include "version.h"
@@ -37,7 +38,6 @@ static struct {
     h2o_globalconf_t h2o;
     h2o_hostconf_t *main_hosts[2];
     h2o_hostconf_t *admin_hosts[2];
-    h2o_access_log_filehandle_t *access_log;
     weft_generation *first; /* what each loop serves when it starts */
 } proc;
 
@@ -95,12 +95,10 @@ static void h2o_setup(const weft_config *cfg)
         char fmt[128];
         snprintf(fmt, sizeof(fmt), "%s %s", "%h %l %u %t \"%r\" %s %b \"%{Referer}i\" \"%{User-agent}i\"",
                  weft_respond_request_id_logfield());
-        proc.access_log = h2o_access_log_open_handle(cfg->log.access_log, fmt, H2O_LOGCONF_ESCAPE_APACHE);
-        if (proc.access_log != NULL)
-            h2o_access_log_register(path, proc.access_log);
-        else
-            weft_log_error("%s: log.access_log: cannot open %s; serving without an access log", cfg->path,
-                           cfg->log.access_log);
+        /* weft's own logger: reopened on SIGUSR1 and reloads (ops/accesslog.h). */
+        char why[512];
+        if (weft_accesslog_open(path, cfg->log.access_log, fmt, why, sizeof(why)) != 0)
+            weft_log_error("%s: log.access_log: %s; serving without an access log", cfg->path, why);
     }
 }
 
@@ -215,9 +213,8 @@ int weft_server_run(weft_generation *gen)
     weft_reload_shutdown();
     weft_control_reap();
     weft_control_cleanup();
-    if (proc.access_log != NULL)
-        h2o_mem_release_shared(proc.access_log);
     h2o_config_dispose(&proc.h2o);
+    weft_accesslog_close();
     weft_module_cleanup();
     weft_log_info("stopped");
     return 0;

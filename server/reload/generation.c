@@ -54,6 +54,25 @@ static weft_module *module_for(weft_generation *g, const char *name, void **plug
     return m;
 }
 
+/* A fragment's route: every message its plugin caused names that file and
+ * line first, so an operator (and reload/dropins.c) knows which file to
+ * blame; the loader's own messages name only the plugin. */
+static void own_messages(const weft_config *cfg, const weft_route_cfg *rc, weft_errors *errs, size_t from)
+{
+    if (strcmp(rc->file, cfg->path) == 0)
+        return;
+    size_t n = strlen(rc->file);
+    for (size_t i = from; i < errs->count; i++) {
+        char *m = errs->msgs[i], *owned = NULL;
+        if (strncmp(m, rc->file, n) == 0 && m[n] == ':')
+            continue;
+        if (asprintf(&owned, "%s:%d: route %s: %s", rc->file, rc->line, rc->path, m) < 0)
+            weft_fatal("out of memory");
+        free(m);
+        errs->msgs[i] = owned;
+    }
+}
+
 static const weft_quarantine *quarantine_of(const weft_generation *g, const weft_module *m)
 {
     for (size_t i = 0; i < g->n_modules; i++)
@@ -207,7 +226,9 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         g->n_routes++;
         void *plugin_state = NULL;
         struct weft_ptimers *timers = NULL;
+        size_t loading = errs->count;
         if ((r->module = module_for(g, r->cfg->plugin, &plugin_state, &timers, errs)) == NULL) {
+            own_messages(cfg, r->cfg, errs, loading);
             /* Name the route too: the operator needs to know which line to fix. */
             weft_errors_add(errs, "%s:%d: route %s: plugin '%s' could not be loaded (see above)", r->cfg->file,
                             r->cfg->line, r->cfg->path, r->cfg->plugin);

@@ -78,8 +78,9 @@ static int probe_routes(weft_config *cfg, const char *const *names, int n_names)
     unsigned char *loaded = calloc(cfg->n_routes + 1, sizeof(*loaded));
     /* Timers are accepted as in the server, and never started: no loop runs here. */
     struct weft_ptimers **timers = calloc(cfg->n_routes + 1, sizeof(*timers));
+    unsigned char *refused = calloc(cfg->n_routes + 1, sizeof(*refused)); /* per module: an error in load or init */
     size_t n_mods = 0;
-    if (routes == NULL || mods == NULL || states == NULL || loaded == NULL || timers == NULL)
+    if (routes == NULL || mods == NULL || states == NULL || loaded == NULL || timers == NULL || refused == NULL)
         return 4;
     for (size_t i = 0; i < cfg->n_routes; i++) {
         weft_route *r = &routes[i];
@@ -96,15 +97,17 @@ static int probe_routes(weft_config *cfg, const char *const *names, int n_names)
             n_mods++;
             if ((timers[k] = weft_ptimers_new(mods[k]->name)) == NULL)
                 return 4;
-            weft_route_init_load(cfg, mods[k]->name, &mods[k]->desc, &weft_host_table, &states[k], &loaded[k],
-                                 timers[k], &errs);
+            if (weft_route_init_load(cfg, mods[k]->name, &mods[k]->desc, &weft_host_table, &states[k], &loaded[k],
+                                     timers[k], &errs) != 0)
+                refused[k] = 1;
         }
         if (mods[k]->desc.load != NULL && !loaded[k])
             continue;
         r->module = mods[k];
         r->desc = &r->module->desc;
         mark("init", i, r->module->desc.version);
-        weft_route_init_run(r, &weft_host_table, states[k], timers[k], &errs);
+        if (weft_route_init_run(r, &weft_host_table, states[k], timers[k], &errs) != 0)
+            refused[k] = 1;
     }
     for (size_t i = cfg->n_routes; i-- > 0;) {
         weft_route *r = &routes[i];
@@ -116,12 +119,18 @@ static int probe_routes(weft_config *cfg, const char *const *names, int n_names)
     for (size_t k = 0; k < n_mods; k++)
         if (loaded[k] && mods[k]->desc.unload != NULL)
             mods[k]->desc.unload(states[k]);
+    /* What loaded and initialised cleanly: the parent's log line counts
+     * these, not every plugin it asked about. */
+    for (size_t k = 0; k < n_mods; k++)
+        if (!refused[k])
+            mark("ok", k, mods[k]->name);
     mark("done", 0, "-");
     for (size_t k = 0; k < n_mods; k++) {
         weft_ptimers_free(timers[k]);
         weft_module_release(mods[k]);
     }
     free(timers);
+    free(refused);
     free(mods);
     free(states);
     free(loaded);
@@ -136,7 +145,9 @@ int weft_probe_child_main(int argc, char **argv)
         return 2;
     char *text = read_all(STDIN_FILENO);
     weft_errors errs = {0};
-    weft_config *cfg = text != NULL ? weft_config_load_text(argv[2], text, &errs) : NULL;
+    /* Broken drop-ins are left out as the server leaves them out (reload/dropins.h). */
+    weft_dropin_policy any = {.any = 1};
+    weft_config *cfg = text != NULL ? weft_config_load_dropins(argv[2], text, &any, &errs) : NULL;
     free(text);
     weft_errors_clear(&errs);
     /* Errors are not the probe's business: the server finds and reports
@@ -333,7 +344,7 @@ static const char *last_step(char *out, size_t *route, char *version, size_t vsi
             continue;
         char w[16], v[128];
         size_t idx;
-        if (sscanf(line + strlen(MARK), "%15s %zu %127s", w, &idx, v) == 3) {
+        if (sscanf(line + strlen(MARK), "%15s %zu %127s", w, &idx, v) == 3 && strcmp(w, "ok") != 0) {
             what = strcmp(w, "init") == 0 ? "init" : strcmp(w, "fini") == 0 ? "fini" : strcmp(w, "load") == 0 ? "load" : NULL;
             *route = idx;
             snprintf(version, vsize, "%s", v);
@@ -358,8 +369,10 @@ static void add_child_output(const char *out, weft_errors *errs)
     for (const char *p = out; *p && shown < 24;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
-        if (len > 0 && strncmp(p, MARK, strlen(MARK)) != 0) {
-            weft_errors_add(errs, "  probe: %.*s", (int)len, p);
+        /* The child inherits JOURNAL_STREAM: its lines' "<N>" means nothing inside ours. */
+        int prio = len >= 3 && p[0] == '<' && p[1] >= '0' && p[1] <= '7' && p[2] == '>' ? 3 : 0;
+        if (len > 0 && strncmp(p + prio, MARK, strlen(MARK)) != 0) {
+            weft_errors_add(errs, "  probe: %.*s", (int)(len - (size_t)prio), p + prio);
             shown++;
         }
         p += len + (nl != NULL);
@@ -396,9 +409,15 @@ int weft_probe_run(const weft_config *cfg, const char *const *names, size_t n, w
                     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
     int done = strstr(out, MARK "done ") != NULL;
     if (!timed_out && done && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        weft_log_info("probe: %zu new plugin version(s) loaded and initialised in %s child process in %.1f ms (%.1f "
-                      "ms CPU)",
-                      n, forked ? "a forked" : "an exec'd", ms, cpu_ms);
+        size_t ok = 0;
+        for (const char *p = strstr(out, MARK "ok "); p != NULL; p = strstr(p + 1, MARK "ok "))
+            ok++;
+        /* A plugin refused in the child (truncated, a failing init) is the
+         * build's to report, not a plugin that passed. */
+        weft_log_info("probe: %zu of %zu new plugin version(s) loaded and initialised in %s child process in %.1f ms "
+                      "(%.1f ms CPU)%s",
+                      ok, n, forked ? "a forked" : "an exec'd", ms, cpu_ms,
+                      ok < n ? "; the others were refused (the errors follow)" : "");
         return 0;
     }
     size_t idx = 0;

@@ -7,6 +7,7 @@
 
 #include "config/config_diff.h"
 #include "dispatch/blocking.h"
+#include "reload/dropins.h"
 #include "base/log.h"
 #include "core/loop.h"
 #include "core/peers.h"
@@ -138,33 +139,36 @@ static void refuse(const char *why, weft_errors *errs)
     weft_errors_clear(errs);
 }
 
+static int restart_only(const weft_config *cfg, weft_errors *errs, void *serving_cfg)
+{
+    char restart[1024];
+    if (!weft_config_restart_only(serving_cfg, cfg, restart, sizeof(restart)))
+        return 0;
+    weft_errors_add(errs, "%s", restart);
+    return -1;
+}
+
 int weft_reload(weft_reload_kind kind, const char *why)
 {
     weft_errors errs = {0};
     weft_generation *old = serving;
     weft_log_info("reload (%s): building generation %lu", why, next_id);
-    weft_config *cfg = kind == WEFT_RELOAD_CONFIG ? weft_config_load(old->cfg->path, &errs)
-                                                  : weft_config_load_text(old->cfg->path, old->cfg->text, &errs);
-    if (cfg == NULL) {
-        refuse(why, &errs);
-        return -1;
-    }
-    char restart[1024];
-    if (weft_config_restart_only(old->cfg, cfg, restart, sizeof(restart))) {
-        weft_errors_add(&errs, "%s", restart);
-        weft_config_free(cfg);
-        refuse(why, &errs);
-        return -1;
-    }
-    weft_generation *gen = weft_generation_build(cfg, next_id, 0, &errs);
+    /* A drop-in file the serving generation left out stays out without
+     * failing the reload; one broken since refuses it (reload/dropins.h). */
+    weft_generation *gen = weft_dropins_build(old->cfg->path, kind == WEFT_RELOAD_CONFIG ? NULL : old->cfg->text,
+                                              old->cfg, next_id, 0, restart_only, old->cfg, &errs);
     if (gen == NULL) {
-        weft_config_free(cfg);
         refuse(why, &errs);
         return -1;
     }
+    weft_config *cfg = gen->cfg;
     next_id++;
+    for (size_t i = 0; i < cfg->n_refused; i++)
+        weft_log_error("reload: drop-in %s still refused, its routes are not served: %s", cfg->refused[i].file,
+                       cfg->refused[i].reason);
     log_diff(old, gen);
     weft_log_set_level(cfg->log.level);
+    weft_log_set_json(cfg->log.json);
     weft_blocking_configure(cfg->blocking.threshold_ms, cfg->blocking.interval_s);
     weft_peers_set_limit((unsigned)cfg->limits.max_connections_per_ip);
     /* Every message is allocated before the first is posted, so running

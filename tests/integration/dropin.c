@@ -295,8 +295,102 @@ Test(dropin, check_mode_reads_fragments)
     int rc = wt_run(&out, args, NULL);
     char where[500];
     snprintf(where, sizeof(where), "%s/x.conf:2: extra: unknown setting", routesd);
+    /* A warning, not a failure: the server would start without that file. */
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "warning: drop-in") != NULL && strstr(out, where) != NULL, "%s in:\n%s", where, out);
+    free(out);
+    wt_finish(&srv);
+}
+
+/* What a crash, an upgrade or a reboot meets: a truncated plugin with its
+ * routes file and a broken routes.d fragment on disk. `ExecStartPre=weft
+ * -t` and the start itself go on without them; only the main config fails. */
+Test(dropin, broken_dropins_on_disk_never_block_a_start)
+{
+    cr_assert_eq(wt_stop(&srv), 0);
+    /* The operator keeps the dropped plugin's options in the main file: they
+     * wait for it rather than failing the start ("no route uses plugin"). */
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
+             "plugin_dirs = [\"%s\"];\nplugins = { ver = { }; };\n"
+             "routes = ( { path = \"/main\"; plugin = \"echo\"; dispatch = \"reactive\"; } );\n",
+             plugdir);
+    wt_write_conf(&srv, conf);
+    FILE *f = fopen(WEFT_FIXTURE_DIR "/ver_A/ver.so", "rb");
+    cr_assert_not_null(f);
+    static char half[8192];
+    size_t n = fread(half, 1, sizeof(half), f);
+    fclose(f);
+    drop(plugdir, "ver.so", half, n); /* the ELF header survives, the segments do not */
+    drop_text(plugdir, "ver.routes", "routes = ( { path = \"/ver\"; plugin = \"ver\"; dispatch = \"coroutine\"; } );\n");
+    drop_text(routesd, "20-bad.conf", "routes = (\n  { path = \"/bad\"; plugin = \"echo\" dispatch = ; }\n);\n");
+    drop_text(routesd, "10-good.conf", "routes = ( { path = \"/more\"; plugin = \"echo\"; dispatch = \"pool\"; } );\n");
+    char so_routes[300], bad[500];
+    snprintf(so_routes, sizeof(so_routes), "%s/ver.routes", plugdir);
+    snprintf(bad, sizeof(bad), "%s/20-bad.conf:2", routesd);
+
+    const char *const args[] = {"-t", "-c", srv.conf, NULL};
+    char *out = NULL;
+    int rc = wt_run(&out, args, NULL);
+    cr_assert_eq(rc, 0, "weft -t passes with broken drop-ins:\n%s", out);
+    cr_assert(strstr(out, "warning: drop-in") != NULL && strstr(out, so_routes) != NULL && strstr(out, bad) != NULL,
+              "-t warns about both files:\n%s", out);
+    free(out);
+
+    unlink(srv.log); /* wt_start must not read the last run's "serving" line */
+    wt_start(&srv, NULL);
+    char *log = wt_read_log(&srv);
+    char line[700];
+    snprintf(line, sizeof(line), "error drop-in %s refused", so_routes);
+    cr_assert(strstr(log, line) != NULL, "logged at error (%s):\n%s", line, log);
+    cr_assert(strstr(log, "ver.so") != NULL && strstr(log, bad) != NULL, "with the reasons:\n%s", log);
+    /* The probe tried echo and the truncated ver: only echo passed. */
+    cr_assert(strstr(log, "probe: 1 of 2 new plugin version(s) loaded and initialised") != NULL &&
+                  strstr(log, "the others were refused") != NULL,
+              "the probe does not count the refused plugin:\n%s", log);
+    free(log);
+    cr_assert_eq(get("/main", NULL, 0), 200);
+    cr_assert_eq(get("/more", NULL, 0), 200, "the good fragment serves");
+    cr_assert_eq(get("/ver", NULL, 0), 404, "the refused file's routes are absent");
+    cr_assert_eq(get("/bad", NULL, 0), 404);
+
+    char *st = admin_status();
+    cr_assert(strstr(st, "\"refused_files\"") != NULL && strstr(st, so_routes) != NULL && strstr(st, bad) != NULL,
+              "/status names the files:\n%s", st);
+    free(st);
+    char body[4096];
+    cr_assert_eq(get("/health/ready", body, sizeof(body)), 200, "%s", body);
+    cr_assert(strstr(body, so_routes) != NULL && strstr(body, "20-bad.conf") != NULL, "/health/ready names them:\n%s",
+              body);
+
+    /* `weft reload` (ExecReload's fallback, operators without systemd) is not stopped by them either. */
+    const char *const rargs[] = {"reload", "-c", srv.conf, NULL};
+    rc = wt_run(&out, rargs, NULL);
+    cr_assert_eq(rc, 1, "no pid_file in this config: %s", out);
+    cr_assert(strstr(out, "sets no pid_file") != NULL, "it got past the config: %s", out);
+    free(out);
+
+    /* The same files stay out of a reload without refusing it. */
+    wt_server admin = srv;
+    admin.port = srv.admin_port;
+    wt_resp r;
+    cr_assert_eq(wt_http(&admin, "POST", "/reload", "", &r), 0);
+    cr_assert_eq(r.status, 202, "%s", r.body);
+    wt_resp_free(&r);
+    wait_generation(2);
+    log = wt_read_log(&srv);
+    snprintf(line, sizeof(line), "drop-in %s still refused", so_routes);
+    cr_assert(strstr(log, line) != NULL, "%s in:\n%s", line, log);
+    free(log);
+
+    /* The main config's own errors still fail -t. */
+    char badmain[400];
+    snprintf(badmain, sizeof(badmain), "%s/broken.conf", srv.dir);
+    wt_write_file_atomic(badmain, "threads = ;\n");
+    const char *const bargs[] = {"-t", "-c", badmain, NULL};
+    rc = wt_run(&out, bargs, NULL);
     cr_assert_eq(rc, 1, "%s", out);
-    cr_assert(strstr(out, where) != NULL, "%s in:\n%s", where, out);
     free(out);
     wt_finish(&srv);
 }

@@ -78,7 +78,7 @@ Test(probe, start_forks_the_probe_and_a_reload_execs_it, .timeout = 60)
     wt_write_conf(&srv, conf_with("delay"));
     cr_assert_eq(kill(srv.pid, SIGHUP), 0);
     log = wt_wait_log(&srv, "initialised in an exec'd child process", 20000);
-    cr_assert(strstr(log, "1 new plugin version(s) loaded and initialised in an exec'd child process") != NULL, "%s",
+    cr_assert(strstr(log, "1 of 1 new plugin version(s) loaded and initialised in an exec'd child process") != NULL, "%s",
               log);
     free(log);
     wt_finish(&srv);

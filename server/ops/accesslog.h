@@ -1,0 +1,24 @@
+/*
+ * The access log, written by weft rather than by h2o's file handle, so that
+ * an operator's logrotate can move it away and weft reopens it on SIGUSR1
+ * or a reload (h2o 2.2.5's handle keeps its descriptor private).
+ */
+#ifndef WEFT_ACCESSLOG_H
+#define WEFT_ACCESSLOG_H
+
+#include <stddef.h>
+
+#include "base/h2o_glue.h"
+
+/**
+ * Opens `file` (appending, created 0640) and logs every request of `path`
+ * to it in `fmt` (h2o's log format, Apache escaping). -1 with `why` when
+ * the file or the format is refused.
+ */
+int weft_accesslog_open(h2o_pathconf_t *path, const char *file, const char *fmt, char *why, size_t size);
+/** Opens the same path again, in place of the descriptor the loops write to (logrotate). Control thread. */
+int weft_accesslog_reopen(char *why, size_t size);
+/** Closes it once the loops have stopped. */
+void weft_accesslog_close(void);
+
+#endif
