@@ -34,7 +34,7 @@ set -eu
 
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null 2>&1 || { echo "check-debian.sh: run it as root" >&2; exit 1; }
-  exec sudo -- "$0" "$@"
+  exec sudo -- env WEFT_DEBS_OUT="${WEFT_DEBS_OUT:-}" "$0" "$@"
 fi
 
 root=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -283,6 +283,10 @@ for f in "$deb" "$devdeb"; do
   [ -f "$tmp/$f" ] || fail "dpkg-buildpackage did not produce $f"
 done
 [ -f "$changes" ] || fail "dpkg-buildpackage did not produce $(basename "$changes")"
+# packaging/test.sh hands them on to packaging/check-systemd.sh.
+if [ -n "${WEFT_DEBS_OUT:-}" ]; then
+  cp "$tmp/$deb" "$tmp/$devdeb" "$WEFT_DEBS_OUT/" || fail "cannot copy the packages to WEFT_DEBS_OUT=$WEFT_DEBS_OUT"
+fi
 pass
 
 step "lintian --fail-on error,warning on the .changes and its .debs"
