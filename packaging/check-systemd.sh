@@ -559,8 +559,9 @@ expect "$http/mine" 200 hello
 main_pid=$(unit_prop MainPID)
 pass
 
-# Runs wrk -c50 on /hello during $1 restarts (`systemctl restart weft`, each
-# waited for until active and serving); sets $refused (TCP connection
+# Runs wrk -c50 on /hello during $1 restarts (`systemctl restart weft`, or
+# the shell command $2 inside, each waited for until it returns and checked
+# to have replaced the process); sets $refused (TCP connection
 # attempts that failed in the container's network: refused connects) and
 # $failures (wrk's socket errors and non-2xx answers), $requests.
 restarts_under_load() {
@@ -595,7 +596,8 @@ restarts_under_load() {
     # Ten restarts in a few seconds pass systemd's default start limit (5
     # in 10 s); reset-failed resets its counter, which is all it does here.
     cin systemctl reset-failed weft
-    cin systemctl restart weft || { journal_tail; fail "systemctl restart weft failed (restart $((n + 1)))"; }
+    csh "${2:-systemctl restart weft}" >>"$tmp/restart.log" 2>&1 ||
+      { tail -n 20 "$tmp/restart.log" >&2; journal_tail; fail "${2:-systemctl restart weft} failed (restart $((n + 1)))"; }
     [ "$(unit_prop MainPID)" != "$prev" ] || fail "restart $((n + 1)) did not replace the process"
     n=$((n + 1))
   done
@@ -613,7 +615,7 @@ restarts_under_load() {
   restart_ms=$(((t1 - t0) / 1000000 / $1))
   cat "$tmp/wrk-restart.txt" >&2
   [ -n "$requests" ] || fail "wrk printed no figures"
-  note "$1 restarts under wrk -t2 -c50 on /hello: $requests requests, $refused refused connection(s), $failures failed request(s), p99 $p99, $restart_ms ms per systemctl restart"
+  note "${2:-systemctl restart weft} x $1 under wrk -t2 -c50 on /hello: $requests requests, $refused refused connection(s), $failures failed request(s), p99 $p99, $restart_ms ms per systemctl restart"
 }
 
 if [ "$sockets" -eq 1 ]; then
@@ -634,6 +636,27 @@ if [ "$sockets" -eq 1 ]; then
   restarts_under_load 10
   [ "$refused" -eq 0 ] || fail "$refused connection(s) refused during the restarts"
   [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; fail "$failures request(s) failed during the restarts"; }
+  pass
+
+  # A reinstall runs the maintainer scripts of an upgrade (postinst
+  # configure with the old version), on the same files.
+  upgrade="cd /root/weft && apt-get install --reinstall ./$(basename "$deb") ./$(basename "$devdeb")"
+  step "an upgrade (apt-get install --reinstall) restarts a running weft under wrk -c50: 0 refused, 0 failed"
+  restarts_under_load 1 "$upgrade"
+  [ "$refused" -eq 0 ] || fail "$refused connection(s) refused during the upgrade"
+  [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; fail "$failures request(s) failed during the upgrade"; }
+  [ "$(unit_prop ActiveState weft.socket)" = active ] || fail "weft.socket is $(unit_prop ActiveState weft.socket) after the upgrade"
+  pass
+
+  step "an upgrade leaves a stopped weft stopped (enabled, weft.socket and weft.service stopped)"
+  cin systemctl stop weft.socket weft
+  csh "$upgrade" >>"$tmp/restart.log" 2>&1 || { tail -n 20 "$tmp/restart.log" >&2; fail "the reinstall failed"; }
+  for u in weft.service weft.socket; do
+    [ "$(unit_prop ActiveState "$u")" = inactive ] || fail "$u is $(unit_prop ActiveState "$u") after an upgrade of a stopped weft"
+    [ "$(unit_prop UnitFileState "$u")" = enabled ] || fail "$u is $(unit_prop UnitFileState "$u") after the upgrade, not enabled"
+  done
+  cin systemctl start weft.socket weft || fail "weft.socket and weft do not start again"
+  expect "$http/hello" 200 hello
   pass
 else
   step "10 restarts under wrk -c50 (no weft.socket): refused connections and failed requests counted"
