@@ -248,7 +248,7 @@ printf '127.0.0.1 localhost\n127.0.1.1 weft-ci\n::1 localhost ip6-localhost ip6-
 printf 'APT::Get::Assume-Yes "true";\nAcquire::Retries "0";\n' >"$root/etc/apt/apt.conf.d/90weft-ci"
 mkdir -p "$root/root/weft/src" "$root/root/weft/plugin"
 cp "$deb" "$devdeb" "$root/root/weft/"
-cp "$src/tests/plugins/crashy.c" "$root/root/weft/plugin/"
+cp "$src/tests/plugins/crashy.c" "$src/tests/plugins/blocker.c" "$root/root/weft/plugin/"
 systemd-nspawn -q -b -D "$root" -M weft-ci --register=no --keep-unit --console=passive --private-network \
   </dev/null >"$tmp/nspawn.log" 2>&1 &
 nspawn_pid=$!
@@ -703,6 +703,55 @@ eventually "$http/crashy" 200 fine
 cin rm -f "$dropdir/crashy.routes"
 eventually "$http/crashy" 404 ""
 cin rm -f "$dropdir/crashy.so"
+pass
+
+step "a handler that wedges its event loop: weft aborts it before systemd's watchdog (WatchdogSec=4 in a drop-in), names it, and it is quarantined at the restart"
+cin sh -c "cd /root/weft/plugin && cc -shared -fPIC -fvisibility=hidden \$(pkg-config --cflags weft-plugin) blocker.c -o blocker.so" ||
+  fail "tests/plugins/blocker.c does not build in the container against weft-dev"
+cin mkdir -p /etc/systemd/system/weft.service.d
+printf '[Service]\nWatchdogSec=4\n' | put /etc/systemd/system/weft.service.d/check-watchdog.conf 0644
+cin systemctl daemon-reload
+cin systemctl restart weft || fail "weft does not restart with WatchdogSec=4"
+[ "$(unit_prop WatchdogUSec)" = 4s ] || fail "the drop-in did not set WatchdogSec=4 ($(unit_prop WatchdogUSec))"
+c0=$(cursor)
+cin sh -c "install -o root -g root -m 0644 /root/weft/plugin/blocker.so $dropdir/.blocker.so.new && mv $dropdir/.blocker.so.new $dropdir/blocker.so"
+printf 'routes = ( { path = "/stuck"; plugin = "blocker"; dispatch = "reactive"; methods = ["GET"]; options = { ms = 60000; }; } );\n' |
+  put "$dropdir/blocker.routes" 0644
+i=0
+until since "$c0" | grep -q 'route /stuck added'; do
+  [ "$i" -lt 50 ] || { journal_tail; fail "the route /stuck of the dropped-in blocker plugin was not added within 10 s"; }
+  sleep 0.2
+  i=$((i + 1))
+done
+main_pid=$(unit_prop MainPID)
+restarts0=$(unit_prop NRestarts)
+c0=$(cursor)
+cnet curl -s -o /dev/null --max-time 30 "$http/stuck" >/dev/null 2>&1 &
+stuck_job=$!
+i=0
+while [ "$(unit_prop NRestarts)" = "$restarts0" ]; do
+  [ "$i" -lt 100 ] || { journal_tail; fail "weft was not restarted within 20 s of wedging a loop"; }
+  sleep 0.2
+  i=$((i + 1))
+done
+wait "$stuck_job" || true
+await_state active 30
+since "$c0" >"$tmp/stuck.journal"
+grep -q "FATAL: SIGABRT (weft's watchdog: event loop [0-9]* had not turned for [0-9]* ms) in route /stuck (plugin blocker" "$tmp/stuck.journal" ||
+  { cat "$tmp/stuck.journal" >&2; fail "no attributed FATAL line for the wedged loop (journal above)"; }
+if grep -q 'Watchdog timeout' "$tmp/stuck.journal"; then
+  cat "$tmp/stuck.journal" >&2
+  fail "systemd's watchdog killed weft before weft aborted the wedged loop itself"
+fi
+expect "$http/stuck" 503 "plugin blocker is quarantined"
+expect "$http/hello" 200 hello
+cin weft quarantine clear blocker -c "$conf" >/dev/null 2>&1 || fail "weft quarantine clear blocker failed"
+cin rm -f "$dropdir/blocker.routes" /etc/systemd/system/weft.service.d/check-watchdog.conf
+eventually "$http/stuck" 404 ""
+cin rm -f "$dropdir/blocker.so"
+cin systemctl daemon-reload
+cin systemctl restart weft || fail "weft does not restart without the drop-in"
+[ "$(unit_prop WatchdogUSec)" = 30s ] || fail "WatchdogSec is $(unit_prop WatchdogUSec) after removing the drop-in"
 pass
 
 step "systemctl stop with 20 requests in flight: every one is answered, the unit ends 'success'"
