@@ -214,8 +214,8 @@ if [ -d "$base" ] && [ -n "$(find "$base/.weft-ci-root" -mtime +14 2>/dev/null)"
 fi
 if [ ! -f "$base/.weft-ci-root" ]; then
   # One builder at a time; a second run waits for it (up to 10 minutes).
-  exec 9>"$cache/.lock"
-  flock -w 600 9 || fail "another run holds $cache/.lock for more than 10 minutes"
+  exec 9>"$cache/.$suite.lock"
+  flock -w 600 9 || fail "another run holds $cache/.$suite.lock for more than 10 minutes"
   if [ ! -f "$base/.weft-ci-root" ]; then
     note "building it with mmdebstrap (about a minute): $pkgs"
     rm -rf "$base.new"
@@ -230,13 +230,19 @@ if [ ! -f "$base/.weft-ci-root" ]; then
     fi
     echo "$pkgs" >"$base.new/.weft-ci-root"
     mv "$base.new" "$base"
-    # Roots for other package lists are obsolete.
-    for old in "$cache/$suite"-*; do
-      [ "$old" = "$base" ] || rm -rf "$old"
-    done
   fi
   exec 9>&-
 fi
+# Roots of other package lists (another branch's dependencies) are removed
+# once no run has used them for 3 days: a run on another branch may be
+# copying one right now.
+touch "$base.used"
+for used in "$cache/$suite"-*.used; do
+  if [ -f "$used" ] && [ "$used" != "$base.used" ] && [ -n "$(find "$used" -mtime +3)" ]; then
+    note "removing ${used%.used}, unused for 3 days"
+    rm -rf "${used%.used}" "$used"
+  fi
+done
 pass
 
 # ---- boot ------------------------------------------------------------------------
