@@ -30,6 +30,10 @@
 # database and role, a cluster it created or started, the scratch tree — is
 # removed on exit, failed or not. It refuses to run where weft is installed
 # already, since it ends by purging it. Exit status: 0 if every check passed.
+# What only a running systemd shows (the unit's sandbox, the journal,
+# restarts, weft.socket, Restart=, the maintainer scripts' systemctl calls)
+# is proven by packaging/check-systemd.sh on the same packages
+# (WEFT_DEBS_OUT=DIR: this script copies the .debs it built there).
 set -eu
 
 if [ "$(id -u)" -ne 0 ]; then
