@@ -30,11 +30,15 @@
 # database and role, a cluster it created or started, the scratch tree — is
 # removed on exit, failed or not. It refuses to run where weft is installed
 # already, since it ends by purging it. Exit status: 0 if every check passed.
+# What only a running systemd shows (the unit's sandbox, the journal,
+# restarts, weft.socket, Restart=, the maintainer scripts' systemctl calls)
+# is proven by packaging/check-systemd.sh on the same packages
+# (WEFT_DEBS_OUT=DIR: this script copies the .debs it built there).
 set -eu
 
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null 2>&1 || { echo "check-debian.sh: run it as root" >&2; exit 1; }
-  exec sudo -- "$0" "$@"
+  exec sudo -- env WEFT_DEBS_OUT="${WEFT_DEBS_OUT:-}" "$0" "$@"
 fi
 
 root=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -283,6 +287,10 @@ for f in "$deb" "$devdeb"; do
   [ -f "$tmp/$f" ] || fail "dpkg-buildpackage did not produce $f"
 done
 [ -f "$changes" ] || fail "dpkg-buildpackage did not produce $(basename "$changes")"
+# packaging/test.sh hands them on to packaging/check-systemd.sh.
+if [ -n "${WEFT_DEBS_OUT:-}" ]; then
+  cp "$tmp/$deb" "$tmp/$devdeb" "$WEFT_DEBS_OUT/" || fail "cannot copy the packages to WEFT_DEBS_OUT=$WEFT_DEBS_OUT"
+fi
 pass
 
 step "lintian --fail-on error,warning on the .changes and its .debs"

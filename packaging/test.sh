@@ -9,7 +9,8 @@ packaging/install-deps.sh test
 jobs=$(nproc)
 
 pgdir=$(mktemp -d /tmp/weft-pg.XXXXXX)
-cleanup() { packaging/pgdev.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir" "$pgdir.ctest"; }
+debs=$(mktemp -d /tmp/weft-debs.XXXXXX)
+cleanup() { packaging/pgdev.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir" "$pgdir.ctest" "$debs"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 packaging/pgdev.sh start "$pgdir" >&2
@@ -39,7 +40,9 @@ tests/fuzz/run.sh "${WEFT_FUZZ_SECONDS:-60}"
 echo "=== ThreadSanitizer: the concurrency tests against a TSan server" >&2
 tests/tsan.sh
 echo "=== Debian packages: build, lintian, install, serve, reload, drop-in, purge" >&2
-packaging/check-debian.sh
+WEFT_DEBS_OUT=$debs packaging/check-debian.sh
+echo "=== the same packages under a real systemd (a Debian 12 container): INSTALL.md, restarts under load, crash, purge" >&2
+WEFT_DEBS_DIR=$debs packaging/check-systemd.sh
 rm -f "$pgdir.ctest"
 echo "all test suites passed" >&2
 echo "$total passed, 0 failed"

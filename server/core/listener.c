@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "core/inherited.h"
 
 static int make_addr(const weft_listen_cfg *l, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
 {
@@ -64,6 +65,39 @@ static int bind_one(const weft_listen_cfg *l, uint16_t port, int reuseport)
     return fd;
 }
 
+/* A socket systemd bound for this address (weft.socket) instead of a bind:
+ * thread t gets fds[t * stride] (the first the inherited fd, the others
+ * duplicates of it: the loops share its one accept queue, since systemd
+ * bound it without SO_REUSEPORT and as another user). Returns 1 if adopted,
+ * 0 if there is none, -1 on error. */
+static int adopt_inherited(const weft_config *cfg, size_t i, int n_threads, int *fds)
+{
+    const weft_listen_cfg *l = &cfg->listen[i];
+    const char *name = NULL;
+    int fd = weft_inherited_claim(l->host, l->port, &name);
+    if (fd < 0)
+        return 0;
+    int on = 1;
+    /* Accepted sockets inherit both; systemd sets neither unless told to. */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    fds[i * (size_t)n_threads] = fd;
+    for (int t = 1; t < n_threads; t++) {
+        int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (d < 0) {
+            weft_log_error("%s:%d: listen[%zu]: cannot duplicate the socket systemd passed for %s port %u: %s",
+                           cfg->path, l->line, i, l->host, l->port, strerror(errno));
+            for (int k = 0; k < t; k++)
+                close(fds[i * (size_t)n_threads + (size_t)k]);
+            return -1;
+        }
+        fds[i * (size_t)n_threads + (size_t)t] = d;
+    }
+    weft_log_info("listen[%zu]: %s port %u is the socket systemd passed (%s): restarts refuse no connection", i,
+                  l->host, l->port, name);
+    return 1;
+}
+
 static uint16_t bound_port(int fd)
 {
     struct sockaddr_storage ss;
@@ -90,8 +124,18 @@ int weft_listeners_bind(weft_config *cfg, int n_threads, int **fds_out)
     int *fds = malloc((size_t)n_threads * n * sizeof(int));
     if (fds == NULL)
         return -1;
+    int activated = weft_inherited_take() > 0;
     for (size_t i = 0; i < n; i++) {
         weft_listen_cfg *l = &cfg->listen[i];
+        int adopted = activated ? adopt_inherited(cfg, i, n_threads, fds) : 0;
+        if (adopted != 0) {
+            if (adopted > 0)
+                continue;
+            for (size_t k = 0; k < i * (size_t)n_threads; k++)
+                close(fds[k]);
+            free(fds);
+            return -1;
+        }
         /* SO_REUSEPORT would let a second weft on the same port start and
          * silently take half the connections: probe without it first, so a
          * busy port is an error as with any server. */
@@ -101,8 +145,13 @@ int weft_listeners_bind(weft_config *cfg, int n_threads, int **fds_out)
         for (int t = 0; t < n_threads; t++) {
             int fd = probe == -1 ? -1 : bind_one(l, l->port, 1);
             if (fd < 0) {
-                weft_log_error("%s:%d: listen[%zu]: cannot listen on %s port %u: %s", cfg->path, l->line, i, l->host,
-                               l->port, strerror(errno));
+                int e = errno;
+                weft_log_error("%s:%d: listen[%zu]: cannot listen on %s port %u: %s%s", cfg->path, l->line, i, l->host,
+                               l->port, strerror(e),
+                               activated && e == EADDRINUSE
+                                   ? " (socket-activated: is it a ListenStream= of the socket unit in another form, "
+                                     "e.g. [::] without BindIPv6Only=ipv6-only?)"
+                                   : "");
                 for (size_t k = 0; k < i * (size_t)n_threads + (size_t)t; k++)
                     close(fds[k]);
                 free(fds);
@@ -129,7 +178,12 @@ int weft_listeners_bind(weft_config *cfg, int n_threads, int **fds_out)
 int weft_listeners_bind_admin(weft_config *cfg, int *fd_out)
 {
     weft_listen_cfg l = {.host = cfg->admin.host, .port = cfg->admin.port};
-    int fd = bind_one(&l, l.port, 0);
+    const char *name = NULL;
+    int fd = weft_inherited_take() > 0 ? weft_inherited_claim(l.host, l.port, &name) : -1;
+    if (fd >= 0)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    else
+        fd = bind_one(&l, l.port, 0);
     if (fd < 0) {
         if (cfg->admin.is_default)
             weft_log_warn("admin listener: cannot listen on %s port %u: %s; serving without it (set admin.listen)",
@@ -141,7 +195,9 @@ int weft_listeners_bind_admin(weft_config *cfg, int *fd_out)
     }
     cfg->admin.port = bound_port(fd);
     int v6 = strchr(l.host, ':') != NULL;
-    weft_log_info("admin listening on http://%s%s%s:%u/", v6 ? "[" : "", l.host, v6 ? "]" : "", cfg->admin.port);
+    weft_log_info("admin listening on http://%s%s%s:%u/%s%s%s", v6 ? "[" : "", l.host, v6 ? "]" : "", cfg->admin.port,
+                  name != NULL ? " (the socket systemd passed: " : "", name != NULL ? name : "",
+                  name != NULL ? ")" : "");
     *fd_out = fd;
     return 0;
 }

@@ -3,6 +3,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,9 @@
 
 static volatile sig_atomic_t reporting;
 static char crash_log[1400]; /* set once a record is written */
+/* Set by weft_crash_stuck_loop before it signals the stuck thread. */
+static _Atomic unsigned long long stuck_loop_ms;
+static atomic_int stuck_loop = -1;
 
 static void copy(char *dst, size_t size, const char *src)
 {
@@ -29,7 +33,6 @@ static void copy(char *dst, size_t size, const char *src)
  * is owned by the request and its generation, which outlive the handler. */
 static void on_fatal(int sig, const siginfo_t *info, const char *what)
 {
-    (void)info;
     if (reporting++)
         return; /* the report itself faulted: let the default action finish */
     const char *signame = weft_ss_signal_name(sig);
@@ -42,6 +45,14 @@ static void on_fatal(int sig, const siginfo_t *info, const char *what)
     p = signame != NULL ? weft_ss_append(p, end, signame) : weft_ss_append_u64(weft_ss_append(p, end, "signal "), end, (uint64_t)sig);
     if (what != NULL)
         p = weft_ss_append(p, end, ")");
+    unsigned long long stuck = atomic_load(&stuck_loop_ms);
+    if (sig == SIGABRT && stuck != 0 && info != NULL && info->si_code == SI_TKILL && info->si_pid == getpid()) {
+        p = weft_ss_append(p, end, " (weft's watchdog: event loop ");
+        p = weft_ss_append_u64(p, end, (uint64_t)atomic_load(&stuck_loop));
+        p = weft_ss_append(p, end, " had not turned for ");
+        p = weft_ss_append_u64(p, end, (uint64_t)stuck);
+        p = weft_ss_append(p, end, " ms)");
+    }
     const weft_req *r = weft_dispatch_running;
     const weft_route *rt = r != NULL ? r->route : NULL;
     if (rt != NULL && rt->module != NULL) {
@@ -119,6 +130,16 @@ static void on_fatal(int sig, const siginfo_t *info, const char *what)
     }
     crash_log[0] = '\0';
     (void)ignored;
+}
+
+void weft_crash_stuck_loop(pthread_t thread, int loop, unsigned long long stuck_ms)
+{
+    unsigned long long none = 0;
+    if (!atomic_compare_exchange_strong(&stuck_loop_ms, &none, stuck_ms))
+        return;
+    atomic_store(&stuck_loop, loop);
+    /* That thread's handler knows which request it is running. */
+    pthread_kill(thread, SIGABRT);
 }
 
 void weft_crash_report_install(void)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "core/inherited.h"
 #include "core/listener.h"
 #include "core/loop.h"
 #include "core/peers.h"
@@ -167,6 +168,7 @@ int weft_server_run(weft_generation *gen)
         return 1;
     if (cfg->admin.enabled && weft_listeners_bind_admin(cfg, &admin_fd) != 0 && !cfg->admin.is_default)
         return fail_bound(fds, n_fds, -1);
+    weft_inherited_release(cfg->path); /* systemd's sockets no address took */
     /* Ports below 1024 and root-only key files are dealt with; nothing after
      * this point needs root. */
     if (weft_privileges_drop(cfg) != 0 || weft_control_init(gen) != 0)

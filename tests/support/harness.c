@@ -152,12 +152,27 @@ static int admin_port_of(const char *line)
 
 void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env)
 {
+    wt_start_via(s, conf, NULL, extra_env);
+}
+
+void wt_start_via(wt_server *s, const char *conf, const char *const *wrapper, const char *const *extra_env)
+{
     if (conf != NULL)
         wt_write_conf(s, conf);
     char **env = build_env(extra_env);
     const char *bin = weft_bin();
-    const char *argv[] = {"weft", "-c", s->conf, NULL};
-    pid_t pid = wt_spawn(bin, argv, env, NULL, s->log, WT_SPAWN_TRUNCATE);
+    const char *argv[16];
+    size_t n = 0;
+    for (; wrapper != NULL && wrapper[n] != NULL; n++) {
+        cr_assert_lt(n, sizeof(argv) / sizeof(argv[0]) - 4, "wrapper command too long");
+        argv[n] = wrapper[n];
+    }
+    int wrapped = n > 0;
+    argv[n++] = wrapped ? bin : "weft";
+    argv[n++] = "-c";
+    argv[n++] = s->conf;
+    argv[n] = NULL;
+    pid_t pid = wt_spawn(wrapped ? wrapper[0] : bin, argv, env, NULL, s->log, WT_SPAWN_TRUNCATE);
     free(env);
     s->pid = pid;
     s->port = 0;

@@ -39,6 +39,13 @@ void wt_write_conf(wt_server *s, const char *conf);
 void wt_start(wt_server *s, const char *conf);
 void wt_start_env(wt_server *s, const char *conf, const char *const *extra_env);
 /**
+ * wt_start_env with weft run by a wrapper that execs it: `wrapper` (argv,
+ * NULL-terminated; argv[0] searched in PATH) gets weft's path, "-c" and the
+ * config appended, e.g. a shell that hands weft sockets as systemd does.
+ * The pid is the wrapper's, which must exec weft (not fork it).
+ */
+void wt_start_via(wt_server *s, const char *conf, const char *const *wrapper, const char *const *extra_env);
+/**
  * wt_start on a printf-formatted config. The server's directory exists
  * before `fmt` is formatted, so an argument may be s->dir itself (for an
  * access log or a token file in it).
