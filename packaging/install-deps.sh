@@ -3,7 +3,9 @@
 # Debian 13 (trixie), whichever /etc/os-release names:
 #   build  compile weft and its plugins
 #   run    build + PostgreSQL server binaries for the private dev database
-#   test   run + the test suite's libraries and tools
+#   test   run + the test suite's libraries and tools, and what makes the
+#          suite's Debian 13 root (mmdebstrap, systemd-nspawn)
+#   suite  test without those two: what the Debian 13 root itself holds
 #   bench  run + what bench/*.sh drive and compare against (not for CI:
 #          load generators, reference servers, perf, gnuplot)
 # Skips apt entirely when everything is already installed.
@@ -15,8 +17,8 @@
 set -eu
 
 usage() {
-  echo "usage: $0 build|run|test|bench" >&2
-  echo "       $0 --list build|run|test|bench [bookworm|trixie]" >&2
+  echo "usage: $0 build|run|test|suite|bench" >&2
+  echo "       $0 --list build|run|test|suite|bench [bookworm|trixie]" >&2
   exit 2
 }
 
@@ -73,13 +75,17 @@ esac
 h2o_deps="libssl-dev zlib1g-dev libbrotli-dev libzstd-dev libwslay-dev perl"
 build="build-essential cmake pkg-config $h2o_build $h2o_deps libconfig-dev libgmp-dev libjansson-dev libpq-dev libsystemd-dev libcriterion-dev libcurl4-openssl-dev"
 run="$build postgresql-$pg postgresql-client-$pg"
-test="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets openssl gdb git"
+suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets openssl gdb git"
+# The host's tools for the suite's Debian 13 stage (packaging/check-trixie.sh),
+# which are not needed inside that root.
+test="$suite mmdebstrap systemd-container"
 # libyaml-dev: h2o's own server (the benchmark's ceiling), built from third_party/h2o.
 bench="$run wrk nghttp2-client $h2o_bench libyaml-dev nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
 case $what in
   build) pkgs=$build ;;
   run) pkgs=$run ;;
   test) pkgs=$test ;;
+  suite) pkgs=$suite ;;
   bench) pkgs=$bench ;;
   *) usage ;;
 esac
