@@ -71,16 +71,18 @@ case $release in
 esac
 
 # What third_party/h2o compiles against: OpenSSL, zlib, brotli and zstd (its
-# compression), wslay (WebSockets), perl (quicly's tracer generator).
-h2o_deps="libssl-dev zlib1g-dev libbrotli-dev libzstd-dev libwslay-dev perl"
+# compression), wslay (WebSockets), libyaml (yaml.h: the library's
+# configurator sources include yoml, although weft never calls them; h2o's
+# own server, the benchmark's ceiling, reads YAML), perl (quicly's tracer
+# generator).
+h2o_deps="libssl-dev zlib1g-dev libbrotli-dev libzstd-dev libwslay-dev libyaml-dev perl"
 build="build-essential cmake pkg-config $h2o_build $h2o_deps libconfig-dev libgmp-dev libjansson-dev libpq-dev libsystemd-dev libcriterion-dev libcurl4-openssl-dev"
 run="$build postgresql-$pg postgresql-client-$pg"
 suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets openssl gdb git"
 # The host's tools for the suite's Debian 13 stage (packaging/check-trixie.sh),
 # which are not needed inside that root.
 test="$suite mmdebstrap systemd-container"
-# libyaml-dev: h2o's own server (the benchmark's ceiling), built from third_party/h2o.
-bench="$run wrk nghttp2-client $h2o_bench libyaml-dev nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
+bench="$run wrk nghttp2-client $h2o_bench nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
 case $what in
   build) pkgs=$build ;;
   run) pkgs=$run ;;
