@@ -22,7 +22,8 @@
 #      build and the suite run in /ci/src, the network is loopback only.
 #
 # Bounded by WEFT_TRIXIE_TIMEOUT seconds (default 2700) for the stage as a
-# whole; the scratch directory goes whatever happens. The last line says
+# whole; WEFT_TRIXIE_JOBS sets the parallelism (default nproc),
+# WEFT_TRIXIE_CTEST_ARGS adds ctest arguments (-R NAME: some tests only); the scratch directory goes whatever happens. The last line says
 # what happened: "check-trixie: Debian 13 ...: N tests passed, 0 failed" or
 # "check-trixie: FAILED ...". Exit status 0 only when every test passed.
 # Needs root, mmdebstrap and systemd-nspawn (systemd-container), and the
@@ -32,6 +33,8 @@ root=$(cd "$(dirname "$0")/.." && pwd -P)
 cache=${WEFT_CI_CACHE:-/var/cache/weft-ci}
 limit=${WEFT_TRIXIE_TIMEOUT:-2700}
 jobs=${WEFT_TRIXIE_JOBS:-$(nproc)}
+# Extra ctest arguments, e.g. "-R integration/websocket" while working on one test.
+ctest_args=${WEFT_TRIXIE_CTEST_ARGS:-}
 start=$(date +%s)
 
 say() { echo "check-trixie: $*" >&2; }
@@ -78,9 +81,9 @@ if [ ! -f "$rootfs/.weft-ready" ]; then
   mv "$building" "$rootfs"
   building=""
   for old in "$cache"/trixie-*; do
-    [ -d "$old" ] && [ "$old" != "$rootfs" ] && rm -rf "$old"
+    case $old in "$rootfs" | "$rootfs.log") continue ;; esac
+    rm -rf "$old"
   done
-  rm -f "$cache"/trixie-*.log.old 2>/dev/null || true
 else
   say "using the cached Debian 13 root $rootfs"
 fi
@@ -117,7 +120,9 @@ eval "\$(packaging/pgdev.sh env \$pg)"
 pgv=\$(psql -XtAc "SHOW server_version")
 echo "=== inside: test (PostgreSQL \$pgv)" >&2
 status=0
-(cd build && ctest --output-on-failure -j$jobs) >/ci/ctest.log 2>&1 || status=\$?
+set -f # WEFT_CTEST_ARGS: split into words, never globbed
+(cd build && ctest --output-on-failure -j$jobs \${WEFT_CTEST_ARGS:-}) >/ci/ctest.log 2>&1 || status=\$?
+set +f
 cat /ci/ctest.log
 line=\$(grep 'tests passed.*tests failed out of' /ci/ctest.log | tail -1)
 echo "RESULT \${line:-no ctest summary} (\$versions, PostgreSQL \$pgv)"
@@ -126,8 +131,11 @@ EOF
 
 say "building and testing inside the root ($(left) s left of $limit s)"
 status=0
+# The payload gets the kernel's default limits otherwise (1024 descriptors),
+# far fewer than the tests open on the host: the same limits as here.
 timeout --kill-after=30 "$(left)" systemd-nspawn -q -D "$rootfs" --register=no --keep-unit --as-pid2 \
-  --private-network --volatile=overlay --bind="$scratch:/ci" sh /ci/stage.sh \
+  --private-network --volatile=overlay --bind="$scratch:/ci" \
+  --rlimit=RLIMIT_NOFILE="$(ulimit -Sn):$(ulimit -Hn)" --setenv=WEFT_CTEST_ARGS="$ctest_args" sh /ci/stage.sh \
   >"$scratch/out.log" 2>&1 || status=$?
 # nspawn says this about the overlay root at every exit; it means nothing.
 grep -v 'Attempted to remove disk file system' "$scratch/out.log" | grep -v '^RESULT ' >&2 || true
