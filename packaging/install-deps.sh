@@ -53,16 +53,10 @@ case $release in
   bookworm)
     pg=15
     clang_rt=libclang-rt-14-dev
-    # Debian's libh2o 2.2.5, until the port to the vendored copy in
-    # third_party/h2o lands; Debian 13 has no h2o at all.
-    h2o_build=libh2o-evloop-dev
-    h2o_bench=h2o
     ;;
   trixie)
     pg=17
     clang_rt=libclang-rt-19-dev
-    h2o_build=""
-    h2o_bench=""
     ;;
   *)
     echo "install-deps.sh: unknown release '$release' (bookworm or trixie)" >&2
@@ -70,19 +64,20 @@ case $release in
     ;;
 esac
 
-# What third_party/h2o compiles against: OpenSSL, zlib, brotli and zstd (its
+# h2o itself is embedded (third_party/h2o; Debian 13 has none, Debian 12's
+# is 2018's 2.2.5). What that copy compiles against: OpenSSL, zlib, brotli and zstd (its
 # compression), wslay (WebSockets), libyaml (yaml.h: the library's
 # configurator sources include yoml, although weft never calls them; h2o's
 # own server, the benchmark's ceiling, reads YAML), perl (quicly's tracer
 # generator).
 h2o_deps="libssl-dev zlib1g-dev libbrotli-dev libzstd-dev libwslay-dev libyaml-dev perl"
-build="build-essential cmake pkg-config $h2o_build $h2o_deps libconfig-dev libgmp-dev libjansson-dev libpq-dev libsystemd-dev libcriterion-dev libcurl4-openssl-dev"
+build="build-essential cmake pkg-config $h2o_deps libconfig-dev libgmp-dev libjansson-dev libpq-dev libsystemd-dev libcriterion-dev libcurl4-openssl-dev"
 run="$build postgresql-$pg postgresql-client-$pg"
 suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets openssl gdb git"
 # The host's tools for the suite's Debian 13 stage (packaging/check-trixie.sh),
 # which are not needed inside that root.
 test="$suite mmdebstrap systemd-container"
-bench="$run wrk nghttp2-client $h2o_bench nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
+bench="$run wrk nghttp2-client nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
 case $what in
   build) pkgs=$build ;;
   run) pkgs=$run ;;
