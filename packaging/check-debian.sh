@@ -180,8 +180,8 @@ trap 'failed="${current:-start}: interrupted"; exit 130' INT TERM
 # ---- preconditions ---------------------------------------------------------
 
 step "preconditions: build and check dependencies, a machine without weft, free ports"
-deps="build-essential dpkg-dev debhelper lintian fakeroot cmake pkg-config libh2o-evloop-dev libssl-dev
-libconfig-dev libgmp-dev libjansson-dev libpq-dev libsystemd-dev libcriterion-dev libcurl4-openssl-dev postgresql systemd curl iproute2 man-db adduser"
+# The build's packages come from install-deps.sh (this release's names), so the list is written once.
+deps="$("$root/packaging/install-deps.sh" --list build) dpkg-dev debhelper lintian fakeroot postgresql systemd curl iproute2 man-db adduser"
 missing=""
 for p in $deps; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

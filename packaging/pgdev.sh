@@ -75,7 +75,7 @@ log=$dir/postgres.log
 
 if [ "$(id -u)" -eq 0 ]; then
   as_root=1
-  id postgres >/dev/null 2>&1 || die "no 'postgres' system user: install Debian's postgresql-15 package (it creates it)"
+  id postgres >/dev/null 2>&1 || die "no 'postgres' system user: install Debian's postgresql-15 (Debian 12) or postgresql-17 (Debian 13) package (it creates it)"
 else
   as_root=0
 fi
@@ -118,7 +118,7 @@ find_bindir() {
       best_v=$v
     fi
   done
-  [ -n "$best" ] || missing "no PostgreSQL server programs found: apt-get install postgresql-15 (or set PG_BINDIR)"
+  [ -n "$best" ] || missing "no PostgreSQL server programs found: apt-get install postgresql-15 (Debian 12) or postgresql-17 (Debian 13), or set PG_BINDIR"
   echo "$best"
 }
 

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Quick start, step 2: install what the tests need, start a private
 # PostgreSQL for them, then build and run the whole suite twice — a
-# warnings-as-errors build and an ASan+UBSan build — and stop the database.
+# warnings-as-errors build and an ASan+UBSan build — and stop the database;
+# then the plain suite once more inside a Debian 13 root (check-trixie.sh),
+# the fuzzers, ThreadSanitizer and the Debian packages.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -35,6 +37,8 @@ run_suite build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "=== Kubernetes manifests" >&2
 WEFT_BIN=build-test/server/weft WEFT_PLUGIN_PATH=build-test/plugins packaging/k8s/check.sh
 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZER=address
+echo "=== Debian 13: the plain suite inside a Debian 13 root, with PostgreSQL 17 (packaging/check-trixie.sh)" >&2
+packaging/check-trixie.sh
 echo "=== fuzzing: every libFuzzer target for ${WEFT_FUZZ_SECONDS:-60} s under ASan+UBSan" >&2
 tests/fuzz/run.sh "${WEFT_FUZZ_SECONDS:-60}"
 echo "=== ThreadSanitizer: the concurrency tests against a TSan server" >&2

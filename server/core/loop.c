@@ -428,6 +428,9 @@ static void *loop_main(void *arg)
     while (!L->stopping || !loop_drained(L)) {
         atomic_store_explicit(&L->heartbeat_ns, weft_now_ns(), memory_order_relaxed);
         h2o_evloop_run(L->evloop, L->stopping ? 100 : 1000);
+        for (int i = 0; i < n_hooks; i++)
+            if (hooks[i]->pass != NULL)
+                hooks[i]->pass(L);
         if (L->stopping && weft_now_ns() > L->stop_deadline_ns && !loop_drained(L)) {
             weft_log_warn("loop %d: %zu request(s) still running after the %d s grace period; exiting anyway",
                           L->index, L->inflight, L->grace_s);

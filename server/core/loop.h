@@ -111,6 +111,7 @@ typedef struct weft_loop_hook {
     void (*teardown)(weft_loop *L);
     void (*stop)(weft_loop *L); /* optional: the loop starts draining (SIGTERM) */
     void (*tick)(weft_loop *L); /* optional: every 100 ms, for housekeeping that can wait */
+    void (*pass)(weft_loop *L); /* optional: after each turn of the loop, before it waits again (keep it cheap) */
 } weft_loop_hook;
 
 /** The loop running on this thread, or NULL off the loops. */

@@ -58,12 +58,15 @@ void weft_db_metric_tx(int delta);
 /** Requests waiting for a pool connection or a transaction slot. */
 void weft_db_metric_waiting(int delta);
 /**
- * Asks the server to cancel the statement running on `pg` (PQcancel) from a
- * short-lived thread, so the caller (a loop) never waits for the server.
- * Any thread; `pg` must stay open during the call only. Logs a failure
- * naming `label`.
+ * Asks the server to cancel the statement running on `pg`, without the
+ * caller (a loop) waiting for the server: on the calling loop with libpq 17
+ * (PQcancelStart), else with PQcancel from a short-lived thread
+ * (db_cancel.c). Any thread; `pg` must stay open during the call only. Logs
+ * a failure naming `label`.
  */
 void weft_db_cancel_running(PGconn *pg, const char *label);
+/** Ends this loop's cancels still in flight (its teardown). Loop thread. */
+void weft_db_cancels_close(void);
 /** Appends the database metrics to a Prometheus exposition. */
 void weft_db_metrics_render(FILE *f);
 

@@ -1,4 +1,3 @@
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,49 +143,4 @@ int weft_db_cfg_equal(const weft_db_cfg *a, const weft_db_cfg *b)
            a->loop_connections == b->loop_connections && a->statement_timeout_ms == b->statement_timeout_ms &&
            a->connect_timeout_s == b->connect_timeout_s && a->tx_connections == b->tx_connections &&
            a->tx_wait_ms == b->tx_wait_ms;
-}
-
-typedef struct cancel_job {
-    PGcancel *cancel;
-    char label[256];
-} cancel_job;
-
-static void cancel_now(cancel_job *j)
-{
-    char err[256];
-    if (!PQcancel(j->cancel, err, sizeof(err))) {
-        err[strcspn(err, "\n")] = '\0';
-        weft_log_error("%s: cancelling a withdrawn request's statement failed: %s", j->label, err);
-    }
-    PQfreeCancel(j->cancel);
-    free(j);
-}
-
-static void *cancel_thread(void *arg)
-{
-    cancel_now(arg);
-    return NULL;
-}
-
-/* PQcancel connects to the server and waits for it to take the request:
- * a round trip or more, and a TCP connect timeout to a server that stopped
- * answering. Never on a loop thread: a short-lived thread of its own. */
-void weft_db_cancel_running(PGconn *pg, const char *label)
-{
-    PGcancel *c = pg != NULL ? PQgetCancel(pg) : NULL;
-    cancel_job *j = c != NULL ? malloc(sizeof(*j)) : NULL;
-    if (j == NULL) {
-        if (c != NULL)
-            PQfreeCancel(c);
-        return; /* out of memory: the statement ends within its timeout */
-    }
-    j->cancel = c;
-    snprintf(j->label, sizeof(j->label), "%s", label);
-    pthread_t t;
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &a, cancel_thread, j) != 0)
-        cancel_now(j);
-    pthread_attr_destroy(&a);
 }

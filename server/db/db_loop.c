@@ -9,6 +9,11 @@
  * [prepare result, NULL,] result, NULL, PIPELINE_SYNC — tracked per
  * statement by `phase`.
  *
+ * With libpq 17 the Sync is PQsendPipelineSync, which only buffers: the
+ * statements a loop pass queues on a connection leave together, in one
+ * write, when the pass ends (flush_pass). libpq 15's PQpipelineSync flushes
+ * as it syncs, so there every statement is its own write.
+ *
  * Everything here runs on the owning loop thread.
  */
 #include <stdio.h>
@@ -54,6 +59,8 @@ typedef struct dbconn {
     weft_stmt_cache stmts;
     uint64_t backoff_ms;
     weft_timer retry;
+    struct dbconn *next_unflushed; /* on this thread's `unflushed` list */
+    int on_unflushed;
 } dbconn;
 
 struct weft_dbloop {
@@ -71,6 +78,32 @@ struct weft_dbloop {
 static void conn_io(h2o_socket_t *sock, const char *err);
 static void conn_connect(dbconn *c);
 static void send_waiting(weft_dbloop *d);
+
+/* Connections of this loop thread holding statements not yet written
+ * (libpq 17 only; see flush_pass). */
+static _Thread_local dbconn *unflushed;
+
+static void unflushed_add(dbconn *c)
+{
+    if (c->on_unflushed)
+        return;
+    c->on_unflushed = 1;
+    c->next_unflushed = unflushed;
+    unflushed = c;
+}
+
+/* Before the connection closes or its memory goes. */
+static void unflushed_remove(dbconn *c)
+{
+    if (!c->on_unflushed)
+        return;
+    for (dbconn **pp = &unflushed; *pp != NULL; pp = &(*pp)->next_unflushed)
+        if (*pp == c) {
+            *pp = c->next_unflushed;
+            break;
+        }
+    c->on_unflushed = 0;
+}
 
 static void q_free(dbq *q)
 {
@@ -164,6 +197,7 @@ static void conn_broken(dbconn *c, const char *why, int rc)
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", why);
     msg[strcspn(msg, "\n")] = '\0';
+    unflushed_remove(c);
     if (c->sock != NULL) {
         h2o_socket_close(c->sock);
         c->sock = NULL;
@@ -366,8 +400,9 @@ static void conn_send(dbconn *c, dbq *q)
         q->phase = PH_PREPARE;
     }
     snprintf(name, sizeof(name), "weft_%d", idx);
+    int batched = weft_pq_has_send_pipeline_sync();
     if (!PQsendQueryPrepared(c->pg, name, q->nparams, (const char *const *)q->params, NULL, NULL, 0) ||
-        !PQpipelineSync(c->pg)) {
+        !(batched ? PQsendPipelineSync(c->pg) : PQpipelineSync(c->pg))) {
         conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
         q_finish(q, WEFT_UNAVAILABLE, NULL);
         return;
@@ -381,7 +416,24 @@ static void conn_send(dbconn *c, dbq *q)
     c->tail = q;
     if (c->inflight++ == 0)
         weft_db_metric_busy(1);
-    flush(c);
+    if (batched)
+        unflushed_add(c); /* written with the pass's other statements */
+    else
+        flush(c);
+}
+
+/* The end of a loop pass: what its handlers queued leaves, one write per
+ * connection (a full socket buffer is finished by conn_io as usual). */
+static void flush_pass(weft_loop *L)
+{
+    (void)L;
+    while (unflushed != NULL) {
+        dbconn *c = unflushed;
+        unflushed = c->next_unflushed;
+        c->on_unflushed = 0;
+        if (c->state == C_READY)
+            flush(c);
+    }
 }
 
 static dbconn *least_loaded(weft_dbloop *d)
@@ -432,6 +484,7 @@ void weft_dbloop_free(weft_dbloop *d)
     for (int i = 0; i < d->n; i++) {
         dbconn *c = &d->conns[i];
         weft_timers_cancel(d->loop->timers, &c->retry);
+        unflushed_remove(c);
         while (c->head != NULL) {
             dbq *q = c->head;
             c->head = q->next;
@@ -589,8 +642,9 @@ static void dbloop_teardown(weft_loop *L)
     weft_dbloop_free(L->db);
     L->db = NULL;
     weft_dbloop_reap(L, 1);
+    weft_db_cancels_close();
 }
 
-static const weft_loop_hook dbloop_hook = {.teardown = dbloop_teardown};
+static const weft_loop_hook dbloop_hook = {.teardown = dbloop_teardown, .pass = flush_pass};
 
 void weft_db_attach(void) { weft_loop_add_hook(&dbloop_hook); }

@@ -2,6 +2,8 @@
 #define WEFT_PQ_IMPL
 #include "db/pq.h"
 
+#include "base/log.h"
+
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,7 +50,31 @@ int weft_pq_load(char *why, size_t why_size)
     }
     WEFT_PQ_FUNCTIONS(WEFT_PQ_RESOLVE)
 #undef WEFT_PQ_RESOLVE
+    /* libpq 17's: NULL when this libpq is older, and weft takes the older path. */
+#define WEFT_PQ_OPTIONAL_RESOLVE(f) api.f = (__typeof__(f) *)dlsym(h, #f);
+    WEFT_PQ_OPTIONAL(WEFT_PQ_OPTIONAL_RESOLVE)
+#undef WEFT_PQ_OPTIONAL_RESOLVE
     weft_pq = api;
     atomic_store_explicit(&loaded, 1, memory_order_release);
+    int v = weft_pq_version();
+    /* Which paths this server takes, once: they change its system calls and threads. */
+    weft_log_info("database: libpq %d.%d loaded; pipelined statements: %s; cancelling a running statement: %s",
+                  v / 10000, v % 10000,
+                  weft_pq_has_send_pipeline_sync() ? "one write per loop pass (PQsendPipelineSync)"
+                                                   : "one write each (PQsendPipelineSync needs libpq 17)",
+                  weft_pq_has_async_cancel() ? "on the loop (PQcancelStart)"
+                                             : "a thread per cancel (PQcancelStart needs libpq 17)");
     return 0;
+}
+
+int weft_pq_version(void) { return weft_pq_loaded() ? weft_pq.PQlibVersion() : 0; }
+
+int weft_pq_has_send_pipeline_sync(void) { return weft_pq_loaded() && weft_pq.PQsendPipelineSync != NULL; }
+
+int weft_pq_has_async_cancel(void)
+{
+    /* All or nothing: libpq 17 brought them together. */
+    return weft_pq_loaded() && weft_pq.PQcancelCreate != NULL && weft_pq.PQcancelStart != NULL &&
+           weft_pq.PQcancelPoll != NULL && weft_pq.PQcancelStatus != NULL && weft_pq.PQcancelSocket != NULL &&
+           weft_pq.PQcancelErrorMessage != NULL && weft_pq.PQcancelFinish != NULL;
 }

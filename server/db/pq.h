@@ -43,6 +43,7 @@
     X(PQgetisnull)                                                                                                 \
     X(PQgetvalue)                                                                                                  \
     X(PQisBusy)                                                                                                    \
+    X(PQlibVersion)                                                                                                \
     X(PQnfields)                                                                                                   \
     X(PQntuples)                                                                                                   \
     X(PQpipelineSync)                                                                                              \
@@ -56,10 +57,42 @@
     X(PQstatus)                                                                                                    \
     X(PQtransactionStatus)
 
+/*
+ * libpq 17's additions, used when the loaded libpq has them (NULL slots
+ * otherwise: check weft_pq_has_*() first). Declared here when the build's
+ * libpq-fe.h is older (15 on Debian 12), with libpq 17's own prototypes, so
+ * that one binary takes them wherever libpq 17 is installed: the choice is
+ * made at run time, by what dlsym finds, not by the headers of the build.
+ */
+#define WEFT_PQ_OPTIONAL(X)                                                                                          \
+    X(PQsendPipelineSync)                                                                                          \
+    X(PQcancelCreate)                                                                                              \
+    X(PQcancelStart)                                                                                               \
+    X(PQcancelPoll)                                                                                                \
+    X(PQcancelStatus)                                                                                              \
+    X(PQcancelSocket)                                                                                              \
+    X(PQcancelErrorMessage)                                                                                        \
+    X(PQcancelFinish)
+
+#ifndef LIBPQ_HAS_SEND_PIPELINE_SYNC
+extern int PQsendPipelineSync(PGconn *conn);
+#endif
+#ifndef LIBPQ_HAS_ASYNC_CANCEL
+typedef struct pg_cancel_conn PGcancelConn;
+extern PGcancelConn *PQcancelCreate(PGconn *conn);
+extern int PQcancelStart(PGcancelConn *cancelConn);
+extern PostgresPollingStatusType PQcancelPoll(PGcancelConn *cancelConn);
+extern ConnStatusType PQcancelStatus(const PGcancelConn *cancelConn);
+extern int PQcancelSocket(const PGcancelConn *cancelConn);
+extern char *PQcancelErrorMessage(const PGcancelConn *cancelConn);
+extern void PQcancelFinish(PGcancelConn *cancelConn);
+#endif
+
 #define WEFT_PQ_SLOT(f) __typeof__(f) *f;
 /** The loaded functions; valid once weft_pq_load() succeeded. */
 typedef struct weft_pq_api {
     WEFT_PQ_FUNCTIONS(WEFT_PQ_SLOT)
+    WEFT_PQ_OPTIONAL(WEFT_PQ_SLOT)
 } weft_pq_api;
 #undef WEFT_PQ_SLOT
 
@@ -82,6 +115,13 @@ int weft_pq_load(char *why, size_t why_size);
 /** Whether libpq is loaded (any thread; set before any generation using it serves). */
 int weft_pq_loaded(void);
 
+/** The loaded libpq's version (PQlibVersion(): 150018 is 15.18); 0 before weft_pq_load(). */
+int weft_pq_version(void);
+/** PQsendPipelineSync (libpq 17): a loop's pipelined statements leave in one write per loop pass. */
+int weft_pq_has_send_pipeline_sync(void);
+/** PQcancelCreate/Start/Poll (libpq 17): a statement is cancelled from its loop, no thread per cancel. */
+int weft_pq_has_async_cancel(void);
+
 #ifndef WEFT_PQ_IMPL
 #define PQcancel (weft_pq.PQcancel)
 #define PQclear (weft_pq.PQclear)
@@ -102,6 +142,7 @@ int weft_pq_loaded(void);
 #define PQgetisnull (weft_pq.PQgetisnull)
 #define PQgetvalue (weft_pq.PQgetvalue)
 #define PQisBusy (weft_pq.PQisBusy)
+#define PQlibVersion (weft_pq.PQlibVersion)
 #define PQnfields (weft_pq.PQnfields)
 #define PQntuples (weft_pq.PQntuples)
 #define PQpipelineSync (weft_pq.PQpipelineSync)
@@ -114,6 +155,14 @@ int weft_pq_loaded(void);
 #define PQsocket (weft_pq.PQsocket)
 #define PQstatus (weft_pq.PQstatus)
 #define PQtransactionStatus (weft_pq.PQtransactionStatus)
+#define PQsendPipelineSync (weft_pq.PQsendPipelineSync)
+#define PQcancelCreate (weft_pq.PQcancelCreate)
+#define PQcancelStart (weft_pq.PQcancelStart)
+#define PQcancelPoll (weft_pq.PQcancelPoll)
+#define PQcancelStatus (weft_pq.PQcancelStatus)
+#define PQcancelSocket (weft_pq.PQcancelSocket)
+#define PQcancelErrorMessage (weft_pq.PQcancelErrorMessage)
+#define PQcancelFinish (weft_pq.PQcancelFinish)
 #endif
 
 #endif

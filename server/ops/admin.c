@@ -9,6 +9,7 @@
 #include "reload/generation.h"
 #include "request/respond.h"
 #include "core/loop.h"
+#include "db/pq.h"
 #include "plugin/module.h"
 #include "plugin/quarantine.h"
 #include "reload/reload.h"
@@ -72,13 +73,20 @@ static json_t *status_json(const weft_generation *g)
     }
     json_t *modules = json_array();
     weft_module_foreach(add_module, modules);
+    /* Which libpq this server loaded and which of libpq 17's paths it takes. */
+    int pqv = weft_pq_version();
+    json_t *libpq = pqv == 0 ? json_null()
+                             : json_pack("{s:o, s:b, s:b}", "version", json_sprintf("%d.%d", pqv / 10000, pqv % 10000),
+                                         "send_pipeline_sync", weft_pq_has_send_pipeline_sync(), "async_cancel",
+                                         weft_pq_has_async_cancel());
     json_t *last = rs.at == 0 ? json_null()
                               : json_pack("{s:b, s:I, s:s}", "ok", rs.last_ok, "at", (json_int_t)rs.at, "message",
                                           rs.message);
-    return json_pack("{s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:o}}", "version", WEFT_VERSION,
+    return json_pack("{s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:o}, s:o}", "version", WEFT_VERSION,
                      "generation", (json_int_t)g->id, "config", g->cfg->path, "routes_dir", g->cfg->routes_dir,
-                     "route_files", files, "refused_files", refused, "routes", routes, "plugins", modules, "quarantined", quarantined, "reloads", "ok",
-                     (json_int_t)rs.ok, "failed", (json_int_t)rs.failed, "last", last);
+                     "route_files", files, "refused_files", refused, "routes", routes, "plugins", modules,
+                     "quarantined", quarantined, "reloads", "ok", (json_int_t)rs.ok, "failed", (json_int_t)rs.failed,
+                     "last", last, "libpq", libpq);
 }
 
 static void send_json(h2o_req_t *req, int status, json_t *doc)

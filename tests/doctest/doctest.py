@@ -220,7 +220,7 @@ def done(block, where_doc):
 def quickstart(r):
     """README's quick start, server part: run.sh builds and serves; the curls answer."""
     doc = "README.md"
-    b1, b2 = r.blocks(doc, "Quick start (Debian 12)")[:2]
+    b1, b2 = r.blocks(doc, "Quick start (Debian 12 or 13)")[:2]
     where, cmd = take(b1, r"^packaging/run\.sh", doc)
     r.server = r.start(where, cmd.split("#")[0].strip(), r"info\s+listening on http://")
     take(b1, r"^packaging/test\.sh", doc)  # the suite itself: not run from inside the suite

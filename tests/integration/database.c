@@ -1,6 +1,7 @@
 /* The host's database layer against a real PostgreSQL that this test starts,
  * stops and restarts itself (a private cluster, so other tests are unaffected). */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@ static void setup(void)
     snprintf(host, sizeof(host), "PGHOST=%s", pgdir);
     const char *env[] = {host, "PGPORT=5432", "PGUSER=postgres", "PGDATABASE=weft", NULL};
     wt_start_env(&srv,
-                 "threads = 2; " WT_LISTEN "\n"
+                 "threads = 2; " WT_LISTEN " " WT_ADMIN "\n"
                  "database = { statement_timeout_ms = 2000; pool_connections = 4; loop_connections = 1; };\n"
                  "routes = (\n"
                  " { path = \"/pool/db\"; plugin = \"dbping\"; dispatch = \"pool\"; },\n"
@@ -78,6 +79,42 @@ Test(database, every_policy_queries)
         cr_assert_str_eq(body, want[i]);
     }
     wt_finish(&srv);
+}
+
+/* Which libpq the server loaded and which of libpq 17's paths it takes
+ * (one write per loop pass, cancels on the loop) follow from what this
+ * machine's libpq.so.5 has, looked up here the same way; the log line and
+ * /status say so. On Debian 12 (libpq 15) both are off, on 13 (17) on. */
+Test(database, libpq_version_and_its_paths_are_reported)
+{
+    void *h = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(h, "%s", dlerror());
+    int (*lib_version)(void) = (int (*)(void))dlsym(h, "PQlibVersion");
+    cr_assert_not_null(lib_version);
+    int v = lib_version();
+    int sync = dlsym(h, "PQsendPipelineSync") != NULL, cancel = dlsym(h, "PQcancelStart") != NULL;
+    dlclose(h);
+    printf("database: this machine's libpq is %d.%d: PQsendPipelineSync %s, PQcancelStart %s\n", v / 10000, v % 10000,
+           sync ? "yes" : "no", cancel ? "yes" : "no");
+
+    char want[512];
+    snprintf(want, sizeof(want), "database: libpq %d.%d loaded; pipelined statements: %s; cancelling a running statement: %s",
+             v / 10000, v % 10000,
+             sync ? "one write per loop pass (PQsendPipelineSync)" : "one write each (PQsendPipelineSync needs libpq 17)",
+             cancel ? "on the loop (PQcancelStart)" : "a thread per cancel (PQcancelStart needs libpq 17)");
+    free(wt_wait_log(&srv, want, 5000));
+
+    cr_assert_gt(srv.admin_port, 0);
+    wt_server admin = srv;
+    admin.port = srv.admin_port;
+    wt_resp r;
+    cr_assert_eq(wt_http(&admin, "GET", "/status", NULL, &r), 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    snprintf(want, sizeof(want),
+             "\"libpq\": {\n    \"async_cancel\": %s,\n    \"send_pipeline_sync\": %s,\n    \"version\": \"%d.%d\"\n  }",
+             cancel ? "true" : "false", sync ? "true" : "false", v / 10000, v % 10000);
+    cr_expect_not_null(strstr(r.body, want), "/status lacks\n%s\nin\n%s", want, r.body);
+    wt_resp_free(&r);
 }
 
 Test(database, many_requests_share_pipelined_connections)
