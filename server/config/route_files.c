@@ -193,8 +193,7 @@ static void parse_fragment(reading *rd, weft_route_file *rf, const char *owner)
                         "limits.max_route_file_routes (%zu)",
                         path, config_setting_source_line(over), rd->cfg->limits.max_route_file_routes, n,
                         rd->cfg->limits.max_route_file_routes);
-        rd->problems++;
-        return;
+        return; /* read_fragment leaves the file out, or fails the config, by the drop-in policy */
     }
     weft_route_cfg *routes = realloc(cfg->routes, (cfg->n_routes + (size_t)n + 1) * sizeof(*routes));
     if (routes == NULL)
