@@ -10,17 +10,19 @@
 # Rows: bench/policies.sh's workloads (delay at 200 and 1,000 connections,
 # locked, cpu per policy, hello), persons per policy (private PostgreSQL,
 # random ids 1..1000, 100 connections) and the idle RSS of bench/rss_idle.sh.
-# Every row runs old, new, new, old (PORT_ROUNDS=2; one pair more per round),
+# Every row runs old, new, new, old (PORT_ROUNDS times),
 # each run on a freshly started server, so the machine's noise (other jobs
 # on the same cores) hits both builds alike; the ratio new / old per row is
 # what counts, and the min–max of each side is the noise it is judged by.
 #
 # Environment:
 #   BENCH_SECONDS  measured seconds per run (default 5; 1 s warm-up each).
-#                  About 64 runs: 5 s takes ~9 minutes after the builds.
+#                  17 rows × 4 × PORT_ROUNDS runs of ~8 s: ~9 minutes with
+#                  the defaults, plus the builds (~1 minute when incremental).
 #   PORT_OLD       the commit before the port (default 0788fec). It builds
 #                  only against Debian's libh2o-evloop-dev 2.2.5.
-#   PORT_ROUNDS    old-new-new-old rounds per row (default 2)
+#   PORT_ROUNDS    old-new-new-old rounds per row (default 1; 2 on a loaded
+#                  machine gives 4 runs per side and takes ~17 minutes)
 #   WEFT_BUILD     the current tree's build directory (default <repo>/build-bench)
 #   PORT_WORK      where the old commit's worktree and its build go
 #                  (default: a temporary directory, removed at the end; give
@@ -32,7 +34,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SECS=${BENCH_SECONDS:-5}
 OLD=${PORT_OLD:-0788fec}
-ROUNDS=${PORT_ROUNDS:-2}
+ROUNDS=${PORT_ROUNDS:-1}
 WARMUP=1
 DOC=$ROOT/docs/BENCHMARKS.md
 # shellcheck source=bench/lib.sh
@@ -267,7 +269,7 @@ figures move with them, the ratio within a row much less). $RUN_S s of runs.
 $ROWS
 Rows worse beyond noise: $([[ -n $BAD ]] && echo "$BAD" || echo none).
 
-_$(date -u +%Y-%m-%dT%H:%MZ), \`BENCH_SECONDS=$SECS bench/port.sh --write\`._
+_$(date -u +%Y-%m-%dT%H:%MZ), \`BENCH_SECONDS=$SECS PORT_ROUNDS=$ROUNDS bench/port.sh --write\`._
 $END_MARK"
 printf '%s\n' "$SECTION"
 if ((WRITE)); then
