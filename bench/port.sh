@@ -53,6 +53,7 @@ drop_worktree() {
         git -C "$ROOT" worktree remove --force "$OLD_SRC" >/dev/null 2>&1 || true
         git -C "$ROOT" worktree prune >/dev/null 2>&1 || true
     fi
+    set +e # bench_cleanup reads the status from $?: set it, without errexit ending this trap
     (exit "$rc")
     bench_cleanup
 }
