@@ -308,6 +308,10 @@ static void on_tick(weft_timer *t)
     weft_loop *L = H2O_STRUCT_FROM_MEMBER(weft_loop, tick, t);
     uint64_t now = weft_now_ns();
     atomic_store_explicit(&L->stats->lag_ns, now > t->deadline_ns ? now - t->deadline_ns : 0, memory_order_relaxed);
+    /* h2o's per-thread recyclers (socket buffers, memory pool chunks) keep
+     * what a burst freed until the application asks: h2o halves them once a
+     * second from here, as its own server does from its loop. */
+    h2o_cleanup_thread(h2o_now(L->evloop), &L->ctx);
     for (int i = 0; i < n_hooks; i++)
         if (hooks[i]->tick != NULL)
             hooks[i]->tick(L);
@@ -398,6 +402,7 @@ static void loop_teardown(weft_loop *L)
     weft_timers_cancel(L->timers, &L->accept_retry);
     weft_timers_free(L->timers);
     h2o_evloop_run(L->evloop, 0);
+    h2o_cleanup_thread(0, &L->ctx); /* 0: empty the recyclers, they die with the thread */
     h2o_multithread_unregister_receiver(L->queue, &L->receiver);
     h2o_multithread_destroy_queue(L->queue);
     h2o_context_dispose(&L->ctx);

@@ -29,6 +29,7 @@
 #include "process/privileges.h"
 #include "reload/generation.h"
 #include "ops/accesslog.h"
+#include "ops/trim.h"
 #include "reload/reload.h"
 #include "request/respond.h"
 #include "version.h"
@@ -182,6 +183,7 @@ int weft_server_run(weft_generation *gen)
     weft_outbound_attach();
     weft_ws_attach();
     weft_ptimers_attach();
+    weft_trim_attach();
     weft_loops_conf lc = {.h2o = &proc.h2o,
                           .main_hosts = proc.main_hosts,
                           .admin_hosts = proc.admin_hosts,
