@@ -67,8 +67,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- 1. the Debian 13 root, made once per package list ----
+# Exclusive while a root is made (and older ones removed), shared while one
+# is used: a run never removes the root another run is testing in.
 exec 8>"$cache/.trixie.lock"
-flock 8 # two runs at once take turns making it
+flock 8
 if [ ! -f "$rootfs/.weft-ready" ]; then
   say "making the Debian 13 root $rootfs (mmdebstrap, about 1-2 minutes)"
   building=$rootfs.new.$$
@@ -87,7 +89,7 @@ if [ ! -f "$rootfs/.weft-ready" ]; then
 else
   say "using the cached Debian 13 root $rootfs"
 fi
-flock -u 8
+flock -s 8
 
 # ---- 2. the source, as a clean clone has it ----
 scratch=$(mktemp -d /var/tmp/weft-trixie.XXXXXX)
