@@ -5,6 +5,7 @@
 #include <openssl/x509v3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "base/log.h"
 
@@ -188,12 +189,34 @@ static int outbound_setup(weft_loop *L)
     return 0;
 }
 
+/* Idle HTTP/2 upstream connections have no close of their own in h2o's
+ * API, and their keep-alive timer would outlive the loop: shutting their
+ * sockets down makes h2o's next read fail, and h2o closes and frees each
+ * one on that turn. Bounded: a connection that does not go is left. */
+static void close_http2_connections(weft_loop *L, weft_outbound *o)
+{
+    int open = 0;
+    for (weft_upstream *u = o->upstreams; u != NULL; u = u->next)
+        for (h2o_linklist_t *l = u->connpool.http2.conns.next; l != &u->connpool.http2.conns; l = l->next) {
+            h2o_httpclient__h2_conn_t *c = H2O_STRUCT_FROM_MEMBER(h2o_httpclient__h2_conn_t, link, l);
+            shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
+            open = 1;
+        }
+    for (int turn = 0; open && turn < 100; turn++) {
+        h2o_evloop_run(L->evloop, 10);
+        open = 0;
+        for (weft_upstream *u = o->upstreams; u != NULL; u = u->next)
+            open |= !h2o_linklist_is_empty(&u->connpool.http2.conns);
+    }
+}
+
 /* After the loop drained: no call runs, only idle pooled connections. */
 static void outbound_teardown(weft_loop *L)
 {
     weft_outbound *o = L->outbound;
     if (o == NULL)
         return;
+    close_http2_connections(L, o);
     while (o->upstreams != NULL) {
         weft_upstream *u = o->upstreams;
         o->upstreams = u->next;

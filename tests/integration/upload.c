@@ -115,7 +115,8 @@ ParameterizedTest(wt_policy *p, upload, streams_100_mb)
     snprintf(want, sizeof(want), "hash=%016" PRIx64, hash);
     cr_assert(strstr(out, want) != NULL, "%s: every byte in order: %s", p->name, out);
     printf("upload %s: 100 MB streamed; RSS idle %ld KiB, peak %ld KiB (+%ld KiB)\n", p->name, idle, peak, peak - idle);
-    cr_expect_lt(peak - idle, 32 * 1024, "%s: RSS grew by %ld KiB for a 100 MB body", p->name, peak - idle);
+    if (wt_rss_checked())
+        cr_expect_lt(peak - idle, 32 * 1024, "%s: RSS grew by %ld KiB for a 100 MB body", p->name, peak - idle);
 }
 
 /* Past the route's max_body the answer is 413, for a streamed body (found

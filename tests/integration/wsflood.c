@@ -50,12 +50,13 @@ ParameterizedTest(wt_policy *p, wsflood, ping_flood_closes_the_socket)
     long rss1 = wt_rss_kib(srv.pid);
     printf("wsflood %s: ping flood: %s; RSS %ld -> %ld KiB\n", p->name, line, rss0, rss1);
     cr_expect(strncmp(line, "closed=1", 8) == 0, "%s: the flooding socket is closed: %s", p->name, line);
-    cr_expect_lt(rss1 - rss0, 64 * 1024, "%s: RSS grew by %ld KiB", p->name, rss1 - rss0);
+    if (wt_rss_checked())
+        cr_expect_lt(rss1 - rss0, 64 * 1024, "%s: RSS grew by %ld KiB", p->name, rss1 - rss0);
     cr_expect_geq(wt_metric(&srv, "weft_websocket_slow_closed_total"), 1);
 }
 
-/* 200 members that never read and 10 broadcasts of 1 MB: without a shared
- * budget each member would hold up to 4 MB (800 MB). A member whose queue
+/* 100 members that never read and 6 broadcasts of 1 MB: without a shared
+ * budget each member would hold up to 4 MB (400 MB). A member whose queue
  * backs up while the process is at its budget is closed (1008); one whose
  * queue the kernel still drains just misses messages. The process holds at
  * most its budget (websocket.max_queued_total, 64 MiB) besides the kernel's
@@ -67,28 +68,30 @@ Test(wsflood, silent_members_are_dropped_not_fed)
     for (int i = 0; i < 2; i++) {
         long rss0 = wt_rss_kib(srv.pid);
         char args[128], line[256];
-        snprintf(args, sizeof(args), "silent %d /%s/chat 200 1048576 10", srv.port, policies[i]);
+        snprintf(args, sizeof(args), "silent %d /%s/chat 100 1048576 6", srv.port, policies[i]);
         run(args, line, sizeof(line));
         long rss1 = wt_rss_kib(srv.pid);
-        printf("wsflood %s: 200 silent members, 10 broadcasts of 1 MB: %s; RSS %ld -> %ld KiB\n", policies[i], line,
+        printf("wsflood %s: 100 silent members, 6 broadcasts of 1 MB: %s; RSS %ld -> %ld KiB\n", policies[i], line,
                rss0, rss1);
         int sent = 0, closed = -1;
         cr_assert_eq(sscanf(line, "sent=%d slow_closed=%d", &sent, &closed), 2, "%s", line);
-        cr_expect_eq(sent, 10, "%s: the sender was served: %s", policies[i], line);
+        cr_expect_eq(sent, 6, "%s: the sender was served: %s", policies[i], line);
         cr_expect_geq(closed, 1, "%s: silent members were closed as slow readers: %s", policies[i], line);
-        cr_expect_lt(rss1 - rss0, 192 * 1024, "%s: RSS grew by %ld KiB", policies[i], rss1 - rss0);
+        if (wt_rss_checked())
+            cr_expect_lt(rss1 - rss0, 192 * 1024, "%s: RSS grew by %ld KiB", policies[i], rss1 - rss0);
     }
     /* After the attack the memory goes back to the system (ops/trim.c, every
      * 5 s): poll the server's RSS, with a deadline (kind (a)). */
     long rss = wt_rss_kib(srv.pid);
     double t0 = wt_now_ms();
-    while (rss > 2 * idle && wt_now_ms() - t0 < 15000) {
+    while (wt_rss_checked() && rss > 2 * idle && wt_now_ms() - t0 < 15000) {
         usleep(100000);
         rss = wt_rss_kib(srv.pid);
     }
     printf("wsflood: RSS back to %ld KiB (idle %ld KiB) %.0f ms after the attack; %g bytes trimmed\n", rss, idle,
            wt_now_ms() - t0, wt_metric(&srv, "weft_memory_trimmed_bytes_total"));
-    cr_expect_leq(rss, 2 * idle, "RSS %ld KiB, idle %ld KiB: not given back", rss, idle);
+    if (wt_rss_checked())
+        cr_expect_leq(rss, 2 * idle, "RSS %ld KiB, idle %ld KiB: not given back", rss, idle);
     wt_resp r;
     cr_assert_eq(wt_http(&srv, "GET", "/hello", NULL, &r), 0);
     cr_expect_eq(r.status, 200);

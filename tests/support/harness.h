@@ -6,6 +6,7 @@
 #define WEFT_TEST_HARNESS_H
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include "confs.h"
@@ -144,6 +145,20 @@ char *wt_read_file(const char *path);
 void wt_write_file_atomic(const char *path, const char *text);
 /** rm -rf of a directory of ours (/tmp/weft-*); anything else is left alone. */
 void wt_rm_rf(const char *dir);
+/**
+ * Whether the server's RSS means anything in this build: under ASan freed
+ * memory sits in quarantine and TSan's shadow memory grows with every
+ * thread, so memory bounds are checked in plain builds only (the sanitizer
+ * builds check for leaks and races instead).
+ */
+static inline int wt_rss_checked(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+    return 0;
+#else
+    return getenv("WEFT_TEST_SANITIZER") == NULL;
+#endif
+}
 /** A dispatch policy name, as a Criterion test parameter (plain data). */
 typedef struct wt_policy {
     char name[16];
