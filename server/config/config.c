@@ -81,7 +81,7 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
 {
     static const char *const keys[] = {"path",     "methods",     "plugin",         "dispatch", "pool",
                                        "options",  "timeout_ms",  "max_concurrent", "max_body", "stream_body",
-                                       NULL};
+                                       "auto",     NULL};
     char where[64];
     snprintf(where, sizeof(where), "routes[%d]", index);
     if (!config_setting_is_group(g)) {
@@ -156,8 +156,10 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
             r.dispatch = WEFT_DISPATCH_COROUTINE;
         else if (strcmp(d, "reactive") == 0)
             r.dispatch = WEFT_DISPATCH_REACTIVE;
+        else if (strcmp(d, "auto") == 0)
+            r.dispatch = WEFT_DISPATCH_AUTO;
         else {
-            weft_cfg_error(v, dispatch, where, "dispatch '%s' is not one of pool, coroutine, reactive", d);
+            weft_cfg_error(v, dispatch, where, "dispatch '%s' is not one of pool, coroutine, reactive, auto", d);
             ok = dispatch_ok = 0;
         }
     } else {
@@ -166,11 +168,14 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
 
     config_setting_t *pool = weft_cfg_member(v, g, where, "pool", CONFIG_TYPE_STRING);
     /* Checked whatever else is wrong with the route: report everything at once. */
-    if (pool != NULL && dispatch_ok && r.dispatch != WEFT_DISPATCH_POOL) {
-        weft_cfg_error(v, pool, where, "pool is only meaningful with dispatch = \"pool\"");
+    int pooled = r.dispatch == WEFT_DISPATCH_POOL || r.dispatch == WEFT_DISPATCH_AUTO;
+    if (pool != NULL && dispatch_ok && !pooled) {
+        weft_cfg_error(v, pool, where, "pool is only meaningful with dispatch = \"pool\" or \"auto\"");
         ok = 0;
     }
-    if (dispatch_ok && r.dispatch == WEFT_DISPATCH_POOL) {
+    if (dispatch_ok && !weft_cfg_load_route_auto(v, g, where, &r))
+        ok = 0;
+    if (dispatch_ok && pooled) {
         const char *pn = pool != NULL ? config_setting_get_string(pool) : "default";
         if (weft_config_find_pool(cfg, pn) == NULL) {
             weft_cfg_error(v, pool, where, "pool '%s' is not defined in pools", pn);
@@ -562,6 +567,7 @@ const char *weft_dispatch_name(weft_dispatch d)
     switch (d) {
     case WEFT_DISPATCH_POOL: return "pool";
     case WEFT_DISPATCH_COROUTINE: return "coroutine";
+    case WEFT_DISPATCH_AUTO: return "auto";
     default: return "reactive";
     }
 }

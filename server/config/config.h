@@ -16,7 +16,8 @@
 typedef enum weft_dispatch {
     WEFT_DISPATCH_POOL,
     WEFT_DISPATCH_COROUTINE,
-    WEFT_DISPATCH_REACTIVE
+    WEFT_DISPATCH_REACTIVE,
+    WEFT_DISPATCH_AUTO /* coroutine or pool, chosen from what the handler does (dispatch/auto.c) */
 } weft_dispatch;
 
 const char *weft_dispatch_name(weft_dispatch d);
@@ -49,12 +50,21 @@ typedef struct weft_pool_cfg {
     int line;
 } weft_pool_cfg;
 
+/* A route's `auto` group: how dispatch = "auto" moves it (docs/CONFIG.md). */
+typedef struct weft_auto_cfg {
+    int prefer;      /* -1: measure; WEFT_DISPATCH_POOL or _COROUTINE: pinned there */
+    int min_dwell_s; /* a promotion back to coroutine waits this long after the last change */
+    int probe_s;     /* first interval between probes of a demoted route */
+    int probe_max_s; /* cap of the interval, doubled by each probe that blocked */
+} weft_auto_cfg;
+
 typedef struct weft_route_cfg {
     char *path;       /* pattern, e.g. "/persons/{id}" */
     unsigned methods; /* WEFT_M_* mask */
     char *plugin;
     weft_dispatch dispatch;
-    char *pool;                /* dispatch == pool only */
+    char *pool;                /* dispatch == pool or auto only */
+    weft_auto_cfg adapt;       /* dispatch == auto only */
     config_setting_t *options; /* the route's `options` group, or NULL */
     int timeout_ms;            /* answer 504 and cancel after this long; 0: no deadline */
     size_t max_body;           /* largest request body; limits.max_body unless set */

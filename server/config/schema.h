@@ -58,6 +58,9 @@ char *weft_cfg_secret_path(vctx *v, const config_setting_t *s, const char *where
 char *weft_cfg_secret_read(vctx *v, const config_setting_t *s, const char *where, const char *config_path,
                            const char *value, size_t *len);
 
+/* route_auto.c: a route's `auto` group into r->adapt (defaults when absent); 0 on an error. */
+int weft_cfg_load_route_auto(vctx *v, const config_setting_t *route, const char *where, weft_route_cfg *r);
+
 /* listen.c */
 void weft_cfg_load_listen(vctx *v, weft_config *cfg, const config_setting_t *root);
 void weft_cfg_load_admin(vctx *v, weft_config *cfg, const config_setting_t *root);

@@ -23,6 +23,9 @@ void weft_blocking_check(weft_route *route, uint64_t elapsed_ns)
         return;
     atomic_fetch_add_explicit(&total, 1, memory_order_relaxed);
     uint64_t n = atomic_fetch_add_explicit(&route->blocked_total, 1, memory_order_relaxed) + 1;
+    /* An auto route that measures says what it does about it itself (auto.c). */
+    if (route->adapt != NULL && route->cfg->adapt.prefer < 0)
+        return;
     uint64_t now = weft_now_ns(), last = atomic_load(&route->blocked_last_ns);
     /* One line per route per interval: a pinned route must not flood the log. */
     if (last != 0 && now - last < atomic_load(&interval_ns))
@@ -49,5 +52,7 @@ void weft_blocking_check_slice(const char *what, atomic_uint_fast64_t *last_ns, 
                   "block; hand slow work to a thread of your own",
                   what, (unsigned long long)(elapsed_ns / 1000000u), (unsigned long long)(limit / 1000000u));
 }
+
+uint64_t weft_blocking_threshold_ns(void) { return atomic_load_explicit(&threshold_ns, memory_order_relaxed); }
 
 uint64_t weft_blocking_total(void) { return atomic_load(&total); }

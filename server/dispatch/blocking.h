@@ -23,6 +23,8 @@ void weft_blocking_check(struct weft_route *route, uint64_t elapsed_ns);
  * names it in the log line, `last_ns` rate-limits that line.
  */
 void weft_blocking_check_slice(const char *what, atomic_uint_fast64_t *last_ns, uint64_t elapsed_ns);
+/** The threshold in ns (0: the detector is off). */
+uint64_t weft_blocking_threshold_ns(void);
 /** Slow slices seen since start, all routes. */
 uint64_t weft_blocking_total(void);
 

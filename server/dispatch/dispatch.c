@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/auto.h"
 #include "dispatch/blocking.h"
 #include "dispatch/coro.h"
 #include "request/route.h"
@@ -41,9 +42,16 @@ static void slice_begin(weft_req *r, slice *s)
 
 static void slice_end(weft_req *r, slice *s)
 {
-    uint64_t t0 = s->t0;
+    uint64_t elapsed = weft_now_ns() - s->t0;
     weft_dispatch_running = s->outer;
-    weft_blocking_check(r->route, weft_now_ns() - t0);
+    weft_blocking_check(r->route, elapsed);
+    if (r->route->adapt != NULL && r->exec == WEFT_EXEC_COROUTINE) {
+        weft_auto_slice(r->route, r->auto_probe, elapsed);
+        if (r->auto_probe && r->coro == NULL) { /* the probe's coroutine returned: judged now */
+            r->auto_probe = 0;
+            weft_auto_probe_end(r->route, 1);
+        }
+    }
     if (--r->in_slice == 0 && r->finished)
         weft_req_complete(r);
 }
@@ -180,6 +188,10 @@ static void run_coroutine(weft_req *r)
     r->coro = weft_coro_new(r->loop->coros, coro_main, r, r->route->cfg->path);
     coro_gauges(r->loop);
     if (r->coro == NULL) {
+        if (r->auto_probe) {
+            r->auto_probe = 0;
+            weft_auto_probe_end(r->route, 0);
+        }
         refuse_oom(r, "a coroutine stack");
         return;
     }
@@ -331,6 +343,27 @@ static void run_pool(weft_req *r)
     weft_req_complete(r);
 }
 
+/* ---- auto: coroutine or pool, per request, by what the route did (auto.c) ---- */
+
+/* The policy a request of `route` starts on, auto resolved. A plugin with
+ * only handle_async has nothing to move: auto runs it reactive. */
+static weft_dispatch policy_of(const weft_route *route)
+{
+    weft_dispatch d = route->cfg->dispatch;
+    if (d == WEFT_DISPATCH_AUTO && route->adapt == NULL)
+        return WEFT_DISPATCH_REACTIVE;
+    return d;
+}
+
+static void run_auto(weft_req *r)
+{
+    /* Decided once, here: a request never changes policy while it runs. */
+    if (weft_auto_choose(r->route, &r->auto_probe) == WEFT_DISPATCH_POOL)
+        run_pool(r);
+    else
+        run_coroutine(r);
+}
+
 /* ---- a reactive start after h2o's read (weft_dispatch_start_multiplexed) ---- */
 
 typedef struct start_later {
@@ -366,7 +399,7 @@ static int drop_start_later(weft_req *r)
 void weft_dispatch_start_multiplexed(weft_req *r)
 {
     start_later *sl;
-    if (r->route->cfg->dispatch != WEFT_DISPATCH_REACTIVE || (sl = weft_req_alloc(r, sizeof(*sl))) == NULL) {
+    if (policy_of(r->route) != WEFT_DISPATCH_REACTIVE || (sl = weft_req_alloc(r, sizeof(*sl))) == NULL) {
         weft_dispatch_start(r);
         return;
     }
@@ -409,10 +442,11 @@ void weft_dispatch_start(weft_req *r)
     }
     if (!admit(r))
         return;
-    switch (r->route->cfg->dispatch) {
+    switch (policy_of(r->route)) {
     case WEFT_DISPATCH_REACTIVE: run_reactive(r); break;
     case WEFT_DISPATCH_COROUTINE: run_coroutine(r); break;
     case WEFT_DISPATCH_POOL: run_pool(r); break;
+    case WEFT_DISPATCH_AUTO: run_auto(r); break;
     }
 }
 

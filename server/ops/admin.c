@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dispatch/auto.h"
 #include "reload/generation.h"
 #include "request/respond.h"
 #include "core/loop.h"
@@ -49,6 +50,24 @@ static json_t *status_json(const weft_generation *g)
         if (r->quarantine != NULL)
             json_object_set_new(jr, "quarantined", json_true());
         json_object_set_new(jr, "timeout_ms", json_integer(r->cfg->timeout_ms));
+        if (r->adapt != NULL) {
+            weft_auto_info ai;
+            weft_auto_info_get(r, &ai);
+            json_t *ja = json_pack("{s:s, s:b, s:I, s:I, s:I}", "policy", weft_dispatch_name(ai.policy), "pinned",
+                                   ai.pinned, "changes", (json_int_t)ai.changes, "probes", (json_int_t)ai.probes,
+                                   "probes_blocked", (json_int_t)ai.probes_blocked);
+            if (ai.since_change_s >= 0)
+                json_object_set_new(ja, "since_change_s", json_real(ai.since_change_s));
+            if (ai.next_probe_in_s >= 0) {
+                json_object_set_new(ja, "next_probe_in_s", json_real(ai.next_probe_in_s));
+                json_object_set_new(ja, "probe_interval_s", json_real(ai.probe_interval_s));
+            }
+            json_object_set_new(jr, "policy", json_string(weft_dispatch_name(ai.policy)));
+            json_object_set_new(jr, "auto", ja);
+        } else {
+            weft_dispatch d = r->cfg->dispatch == WEFT_DISPATCH_AUTO ? WEFT_DISPATCH_REACTIVE : r->cfg->dispatch;
+            json_object_set_new(jr, "policy", json_string(weft_dispatch_name(d)));
+        }
         json_array_append_new(routes, jr);
     }
     json_t *files = json_array();

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dispatch/auto.h"
 #include "dispatch/blocking.h"
 #include "base/custom_stats.h"
 #include "base/stats.h"
@@ -125,6 +126,59 @@ static void plugin_metrics(FILE *f)
     }
 }
 
+/* Where each route's new requests go now: a fixed policy is its own; an auto
+ * route's moves between coroutine and pool (dispatch/auto.h). */
+static void route_policy_metrics(FILE *f, const weft_generation *gen)
+{
+    static const weft_dispatch shown[] = {WEFT_DISPATCH_COROUTINE, WEFT_DISPATCH_POOL, WEFT_DISPATCH_REACTIVE};
+    weft_stats_write_header(f, "weft_route_policy", "gauge",
+                            "1 for the policy a route's new requests start on (dispatch = \"auto\" moves it).");
+    for (size_t i = 0; i < gen->n_routes; i++) {
+        const weft_route *r = &gen->routes[i];
+        weft_dispatch now = r->cfg->dispatch;
+        weft_auto_info ai;
+        if (r->adapt != NULL) {
+            weft_auto_info_get(r, &ai);
+            now = ai.policy;
+        } else if (now == WEFT_DISPATCH_AUTO) {
+            now = WEFT_DISPATCH_REACTIVE; /* handle_async only */
+        }
+        for (size_t k = 0; k < 3; k++) {
+            if (shown[k] != now && (r->adapt == NULL || shown[k] == WEFT_DISPATCH_REACTIVE))
+                continue;
+            fputs("weft_route_policy{route=\"", f);
+            weft_stats_write_escaped(f, r->cfg->path);
+            fprintf(f, "\",policy=\"%s\"} %d\n", weft_dispatch_name(shown[k]), shown[k] == now);
+        }
+    }
+    weft_stats_write_header(f, "weft_route_policy_changes_total", "counter",
+                            "Times dispatch = \"auto\" moved a route between coroutine and pool.");
+    for (size_t i = 0; i < gen->n_routes; i++) {
+        const weft_route *r = &gen->routes[i];
+        weft_auto_info ai = {0};
+        if (r->adapt != NULL)
+            weft_auto_info_get(r, &ai);
+        fputs("weft_route_policy_changes_total{route=\"", f);
+        weft_stats_write_escaped(f, r->cfg->path);
+        fprintf(f, "\"} %llu\n", (unsigned long long)ai.changes);
+    }
+    weft_stats_write_header(f, "weft_route_policy_probes_total", "counter",
+                            "Probe requests of demoted auto routes run on a coroutine, by outcome.");
+    for (size_t i = 0; i < gen->n_routes; i++) {
+        const weft_route *r = &gen->routes[i];
+        if (r->adapt == NULL)
+            continue;
+        weft_auto_info ai;
+        weft_auto_info_get(r, &ai);
+        for (int k = 0; k < 2; k++) {
+            fputs("weft_route_policy_probes_total{route=\"", f);
+            weft_stats_write_escaped(f, r->cfg->path);
+            fprintf(f, "\",outcome=\"%s\"} %llu\n", k ? "blocked" : "passed",
+                    (unsigned long long)(k ? ai.probes_blocked : ai.probes - ai.probes_blocked));
+        }
+    }
+}
+
 static long count_fds(void)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -208,6 +262,7 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     fprintf(f, "weft_connections_closed_abuse_total %llu\n", (unsigned long long)SUM(conn_abuse_closed));
 
     pool_metrics(f, gen);
+    route_policy_metrics(f, gen);
 
     weft_stats_write_header(f, "weft_coroutines_live", "gauge", "Coroutines running or suspended.");
     fprintf(f, "weft_coroutines_live %lld\n", (long long)SUM(coros_live));

@@ -13,6 +13,7 @@
 #include "reload/probe.h"
 #include "plugin/ptimer.h"
 #include "core/tls.h"
+#include "dispatch/auto.h"
 #include "dispatch/workpool.h"
 
 /* The plugin's load() with its plugins.NAME options, before any route's init. */
@@ -88,7 +89,8 @@ static int check_entry_points(const weft_route *r, weft_errors *errs)
     const weft_plugin *d = &r->module->desc;
     const weft_route_cfg *rc = r->cfg;
     int needs_async = rc->dispatch == WEFT_DISPATCH_REACTIVE;
-    if (needs_async ? d->handle_async != NULL : d->handle != NULL)
+    /* auto takes either (module.c refuses a plugin with neither) */
+    if (rc->dispatch == WEFT_DISPATCH_AUTO || (needs_async ? d->handle_async != NULL : d->handle != NULL))
         return 0;
     weft_errors_add(errs,
                     "%s:%d: route %s: plugin '%s' has no %s entry point, which dispatch = \"%s\" needs (it only "
@@ -258,7 +260,12 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
             weft_route *r = &g->routes[i];
             r->dbpool = g->dbpool;
             r->stat_slot = weft_stats_slot(r->cfg->path, weft_dispatch_name(r->cfg->dispatch));
-            if (r->cfg->dispatch == WEFT_DISPATCH_POOL && (r->pool = pool_for(g, r->cfg->pool)) == NULL)
+            /* auto moves a blocking-style handler between coroutine and its pool;
+             * its state outlives the generation (keyed by path: dispatch/auto.h) */
+            int moves = r->cfg->dispatch == WEFT_DISPATCH_AUTO && r->desc->handle != NULL;
+            if (moves && (r->adapt = weft_auto_for(r->cfg->path)) == NULL)
+                weft_errors_add(errs, "%s:%d: route %s: out of memory", r->cfg->file, r->cfg->line, r->cfg->path);
+            if ((r->cfg->dispatch == WEFT_DISPATCH_POOL || moves) && (r->pool = pool_for(g, r->cfg->pool)) == NULL)
                 weft_errors_add(errs, "%s:%d: route %s: cannot start worker pool '%s'", r->cfg->file, r->cfg->line,
                                 r->cfg->path, r->cfg->pool);
         }

@@ -79,6 +79,7 @@ struct weft_req {
     int rc;                /* handler result */
     int in_slice;          /* >0 while loop-thread plugin code runs for it */
     int finished;          /* the handler is done; complete when the slice ends */
+    int auto_probe;        /* dispatch = auto: this request probes its demoted route on a coroutine */
     uint64_t start_ns;     /* for latency and the blocking detector */
     weft_timer timer;      /* sleep under coroutine */
     void *done_msg;        /* reactive: preallocated completion message (dispatch/) */

@@ -18,6 +18,7 @@ struct weft_workpool;
 struct weft_generation;
 struct weft_dbpool;
 struct weft_quarantine;
+struct weft_auto;
 
 typedef struct weft_route {
     const weft_route_cfg *cfg;
@@ -25,7 +26,8 @@ typedef struct weft_route {
     struct weft_module *module;  /* owner of desc (plugin/module.h) */
     void *state;
     int initialised;
-    struct weft_workpool *pool;  /* dispatch == pool */
+    struct weft_workpool *pool;  /* dispatch == pool, or auto with a blocking-style handle */
+    struct weft_auto *adapt;     /* dispatch == auto with handle: where it runs now (dispatch/auto.h) */
     int stat_slot;               /* metrics series (base/stats.h); -1 when none */
     struct weft_generation *gen; /* the generation the route belongs to (reload/) */
     const weft_db_cfg *db_cfg;   /* that generation's database settings */
