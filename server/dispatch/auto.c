@@ -136,10 +136,17 @@ static void demote(weft_auto *a, const weft_route *route, uint64_t now, uint64_t
         pthread_mutex_unlock(&a->mu);
         return;
     }
-    /* Blocked again soon after a probe promoted it: the probe was lucky, so
-     * wait longer before the next one (this is what keeps it from flapping). */
+    /* Blocked again soon after a probe promoted it: the probe was lucky (the
+     * route blocks now and then). The next probe waits at least two dwells
+     * and twice as long as the last interval, so a route that flaps changes
+     * at most once per min_dwell_s on average, and ever more rarely. */
     int flap = a->last_promote_ns != 0 && now - a->last_promote_ns < secs(c->min_dwell_s);
-    uint64_t iv = flap ? a->interval_ns * 2 : secs(c->probe_s);
+    uint64_t iv = secs(c->probe_s);
+    if (flap) {
+        iv = a->interval_ns * 2;
+        if (iv < 2 * secs(c->min_dwell_s))
+            iv = 2 * secs(c->min_dwell_s);
+    }
     if (iv < secs(c->probe_s))
         iv = secs(c->probe_s);
     if (iv > secs(c->probe_max_s))

@@ -269,3 +269,61 @@ Test(auto_policy, requests_in_flight_on_both_policies_survive_a_reload, .timeout
     cr_assert_eq(wt_metric(&s, CHANGES("/inflight")), 1);
     wt_finish(&s);
 }
+
+/* ---- hysteresis: a route that blocks now and then does not flap ---- */
+
+/* Seconds of day of each log line containing `needle`, in order; returns how many. */
+static int line_times(const char *log, const char *needle, double *t, int max)
+{
+    int n = 0;
+    for (const char *p = strstr(log, needle); p != NULL && n < max; p = strstr(p + 1, needle)) {
+        const char *bol = p;
+        while (bol > log && bol[-1] != '\n')
+            bol--;
+        int h, m;
+        double sec;
+        cr_assert_eq(sscanf(bol + 11, "%d:%d:%lfZ", &h, &m, &sec), 3, "%.40s", bol);
+        t[n++] = h * 3600 + m * 60 + sec;
+    }
+    return n;
+}
+
+Test(auto_policy, a_route_that_blocks_now_and_then_does_not_flap, .timeout = 90)
+{
+    enum { DWELL_S = 2 };
+    wt_server s = {0};
+    wt_start(&s, "threads = 1;\n" WT_LISTEN "\n"
+                 "blocking = { threshold_ms = 20; };\n"
+                 "routes = (\n"
+                 WT_ROUTE("/flaky", "stall", "auto",
+                          " options = { mode = \"usleep\"; ms = 25; every = 4; };"
+                          " auto = { min_dwell_s = 2; probe_s = 1; probe_max_s = 8; };") "\n"
+                 ");\n");
+    const char *paths[] = {"/flaky"};
+    wt_load *load = wt_load_start(&s, 2, paths, 1);
+    /* Steady load until the probe interval reached its cap: by then every
+     * probe, lucky or not, has had its say. */
+    free(wt_wait_log(&s, "next probe in 8 s", 60000));
+    long ok, failed;
+    char last[256];
+    wt_load_stop(load, &ok, &failed, last, sizeof(last));
+    cr_assert_eq(failed, 0, "%s", last);
+
+    char *log = wt_read_log(&s);
+    double down[16], up[16];
+    int nd = line_times(log, "route /flaky: coroutine → pool", down, 16);
+    int nu = line_times(log, "route /flaky: pool → coroutine", up, 16);
+    cr_assert_geq(nd, 1, "%s", log);
+    /* A promotion waits a dwell after the last change, and after a flap two. */
+    for (int i = 0; i < nu; i++) {
+        cr_assert_geq(up[i] - down[i], DWELL_S - 0.05, "promotion %d came %.2f s after a demotion:\n%s", i,
+                      up[i] - down[i], log);
+        if (i > 0)
+            cr_assert_geq(up[i] - up[i - 1], 2 * DWELL_S - 0.05, "promotions %.2f s apart:\n%s", up[i] - up[i - 1],
+                          log);
+    }
+    cr_log_info("%d demotions, %d promotions, %ld requests", nd, nu, ok);
+    cr_assert_eq(wt_metric(&s, CHANGES("/flaky")), nd + nu);
+    free(log);
+    wt_finish(&s);
+}

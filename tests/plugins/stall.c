@@ -4,9 +4,12 @@
  *             "recv" (a blocking recv on a socket that times out), "spin"
  *             (a tight CPU loop); default "fast"
  *   ms        how long the blocking part lasts (default 50)
+ *   every     block only on every Nth request (default 1: each one), a
+ *             route that blocks now and then
  *   sleep_ms  then a host sleep this long (it yields: the request stays in
  *             flight without holding anything; default 0)
  * A reload that changes `mode` turns a fast route into a blocking one. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +24,8 @@ static const char *const modes[] = {"fast", "usleep", "nanosleep", "recv", "spin
 
 typedef struct stall {
     int mode;
-    long long ms, sleep_ms;
+    long long ms, sleep_ms, every;
+    atomic_llong seen;
 } stall;
 
 static const weft_host *host;
@@ -41,7 +45,10 @@ static int init(const weft_host *h, weft_init *ctx, void **state)
     stall *s = malloc(sizeof(*s));
     if (s == NULL)
         return WEFT_ERROR;
-    *s = (stall){mode, host->opt_int(ctx, "ms", 50), host->opt_int(ctx, "sleep_ms", 0)};
+    *s = (stall){.mode = mode, .ms = host->opt_int(ctx, "ms", 50), .sleep_ms = host->opt_int(ctx, "sleep_ms", 0),
+                 .every = host->opt_int(ctx, "every", 1)};
+    if (s->every < 1)
+        s->every = 1;
     *state = s;
     return WEFT_OK;
 }
@@ -70,9 +77,10 @@ static void block_recv(long long ms)
 
 static int handle(weft_req *req, void *state)
 {
-    const stall *s = state;
+    stall *s = state;
     volatile uint64_t spins = 0;
-    switch (s->mode) {
+    int blocks = atomic_fetch_add(&s->seen, 1) % s->every == 0;
+    switch (blocks ? s->mode : FAST) {
     case USLEEP: usleep((useconds_t)(s->ms * 1000)); break;
     case NANOSLEEP: {
         struct timespec t = {(time_t)(s->ms / 1000), (long)(s->ms % 1000) * 1000000L};
