@@ -7,6 +7,8 @@
  *              suspend it and a timer/message resumes it.
  *   pool       handle() on a worker thread; the result comes back to the
  *              loop through its multithread queue.
+ *   auto       coroutine or pool, chosen per request from what the route's
+ *              slices did (auto.h); reactive for a plugin with handle_async only.
  *
  * Work done on the loop thread runs in "slices" that are timed: a slice
  * longer than blocking.threshold_ms is reported as a blocked loop.
