@@ -28,8 +28,22 @@ typedef struct weft_auto weft_auto;
 weft_auto *weft_auto_for(const char *path);
 /** The policy the next request of `route` runs on (coroutine or pool); *probe = 1 when it is a probe. */
 weft_dispatch weft_auto_choose(const struct weft_route *route, int *probe);
-/** After each loop-thread slice of a coroutine-run request of `route` (`probe`: it is the probe). */
-void weft_auto_slice(const struct weft_route *route, int probe, uint64_t elapsed_ns);
+/**
+ * What the loop thread had used when a slice began: a slice that took long
+ * only because the kernel preempted the thread (a busy machine) is no
+ * evidence against the handler, one that slept in a syscall (a voluntary
+ * switch) or burnt the CPU itself is.
+ */
+typedef struct weft_auto_mark {
+    uint64_t cpu_ns;
+    long nvcsw;
+} weft_auto_mark;
+void weft_auto_mark_now(weft_auto_mark *m);
+/**
+ * After each loop-thread slice of a coroutine-run request of `route`
+ * (`probe`: it is the probe; `begin`: the mark taken when it began).
+ */
+void weft_auto_slice(const struct weft_route *route, int probe, uint64_t elapsed_ns, const weft_auto_mark *begin);
 /** The probe's coroutine finished (`ran` 0: it never started, e.g. no stack). */
 void weft_auto_probe_end(const struct weft_route *route, int ran);
 

@@ -30,6 +30,7 @@ __thread weft_req *weft_dispatch_running;
 typedef struct slice {
     uint64_t t0;
     weft_req *outer;
+    weft_auto_mark mark; /* auto routes: the thread's CPU time and voluntary switches at t0 */
 } slice;
 
 static void slice_begin(weft_req *r, slice *s)
@@ -37,6 +38,8 @@ static void slice_begin(weft_req *r, slice *s)
     r->in_slice++;
     s->outer = weft_dispatch_running;
     weft_dispatch_running = r;
+    if (r->route->adapt != NULL && r->exec != WEFT_EXEC_WORKER)
+        weft_auto_mark_now(&s->mark);
     s->t0 = weft_now_ns();
 }
 
@@ -46,7 +49,7 @@ static void slice_end(weft_req *r, slice *s)
     weft_dispatch_running = s->outer;
     weft_blocking_check(r->route, elapsed);
     if (r->route->adapt != NULL && r->exec == WEFT_EXEC_COROUTINE) {
-        weft_auto_slice(r->route, r->auto_probe, elapsed);
+        weft_auto_slice(r->route, r->auto_probe, elapsed, &s->mark);
         if (r->auto_probe && r->coro == NULL) { /* the probe's coroutine returned: judged now */
             r->auto_probe = 0;
             weft_auto_probe_end(r->route, 1);

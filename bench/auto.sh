@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+#
+# bench/auto.sh — dispatch = "auto" against the fixed policies, in one run:
+#
+#   1. each route alone (cpu, delay at 1000 connections, locked, the stall
+#      fixture blocking in usleep): requests/s under every fixed policy the
+#      plugin supports and under auto; the ratio auto / best fixed;
+#   2. a mixed load (cpu, delay, stall in the background, /hello measured on
+#      its own connections): /hello's p99 with every route on auto, on its
+#      best fixed policy (from 1.) and on coroutine — the pinning auto removes.
+#
+#   bench/auto.sh            # run, print a Markdown section to stdout
+#   bench/auto.sh --write    # ... and put it into docs/BENCHMARKS.md
+#
+# Environment:
+#   BENCH_SECONDS  measured seconds per run (default 5; a 1 s warm-up precedes each)
+#   WEFT_BUILD     build directory with server/weft, plugins/ and tests/fixtures/stall.so
+#                  (default <repo>/build; the stall fixture is built with the tests)
+#
+# Bounded: 16 runs alone + 3 mixed, about (BENCH_SECONDS + 2) s each.
+# Every run gets a fresh weft, so no run inherits another's auto verdict.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${WEFT_BUILD:-$ROOT/build}
+SECS=${BENCH_SECONDS:-5}
+DOC=$ROOT/docs/BENCHMARKS.md
+BEGIN_MARK='<!-- auto:begin -->'
+END_MARK='<!-- auto:end -->'
+NCPU=$(nproc)
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+
+WRITE=0
+case "${1:-}" in
+    --write) WRITE=1 ;;
+    "") ;;
+    -h | --help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: $0 [--write]" >&2; exit 2 ;;
+esac
+
+log() { echo "auto.sh: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+[[ -x $BUILD/server/weft && -f $BUILD/tests/fixtures/stall.so ]] ||
+    die "$BUILD has no server/weft or tests/fixtures/stall.so: build with the tests first"
+command -v wrk >/dev/null || die "wrk is not installed"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/weft-bench-auto.XXXXXX")
+WEFT_PID=
+BG_PID=
+cleanup() {
+    [[ -n $BG_PID ]] && kill "$BG_PID" 2>/dev/null && wait "$BG_PID" 2>/dev/null
+    if [[ -n $WEFT_PID ]]; then
+        kill -TERM "$WEFT_PID" 2>/dev/null || true
+        wait "$WEFT_PID" 2>/dev/null || true
+    fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+# A private copy: a rebuild while we measure must not swap the binary.
+mkdir -p "$TMP/plugins"
+cp "$BUILD/server/weft" "$TMP/weft"
+cp "$BUILD"/plugins/*.so "$BUILD/tests/fixtures/stall.so" "$TMP/plugins/"
+
+PORT=$((29000 + $$ % 900))
+while [[ -n $(ss -Hltn "sport = :$PORT") ]]; do PORT=$((PORT + 1)); done
+
+# The workloads: plugin, options, connections, fixed policies it supports.
+declare -A PLUGIN=([cpu]=cpu [delay]=delay [locked]=locked [stall]=stall)
+declare -A OPTS=(
+    [cpu]='bits = 1000; certainty = 3;'
+    [delay]='ms = 200;'
+    [locked]='workers = 50; hold_ms = 100;'
+    [stall]='mode = "usleep"; ms = 20;'
+)
+declare -A CONNS=([cpu]=50 [delay]=1000 [locked]=100 [stall]=50)
+declare -A FIXED=([cpu]="pool coroutine reactive" [delay]="pool coroutine reactive"
+    [locked]="pool coroutine reactive" [stall]="pool coroutine")
+ROUTES="cpu delay locked stall"
+
+# write_config "route=policy ..." (hello included)
+write_config() {
+    local routes="" kv name policy
+    for kv in "$@"; do
+        name=${kv%%=*} policy=${kv#*=}
+        if [[ $name == hello ]]; then
+            routes+="  { path = \"/hello\"; plugin = \"hello\"; dispatch = \"$policy\"; },"$'\n'
+        else
+            routes+="  { path = \"/$name\"; plugin = \"${PLUGIN[$name]}\"; dispatch = \"$policy\"; options = { ${OPTS[$name]} }; },"$'\n'
+        fi
+    done
+    cat >"$TMP/weft.conf" <<EOF
+threads = $NCPU;
+listen = [ "127.0.0.1:$PORT" ];
+admin = false;
+log = { level = "warn"; };
+shutdown = { grace_s = 2; };
+pools = ({ name = "default"; size = 200; queue = 10000; });
+routes = (
+${routes%,$'\n'}
+);
+EOF
+}
+
+start_weft() {
+    : >"$TMP/weft.log"
+    WEFT_PLUGIN_PATH=$TMP/plugins "$TMP/weft" -c "$TMP/weft.conf" 2>>"$TMP/weft.log" &
+    WEFT_PID=$!
+    for ((i = 0; i < 100; i++)); do
+        curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/metrics" 2>/dev/null && return
+        kill -0 "$WEFT_PID" 2>/dev/null || { cat "$TMP/weft.log" >&2; die "weft exited at start"; }
+        sleep 0.1
+    done
+    die "weft did not answer within 10 s"
+}
+
+stop_weft() {
+    kill -TERM "$WEFT_PID" 2>/dev/null || true
+    wait "$WEFT_PID" 2>/dev/null || true
+    WEFT_PID=
+}
+
+cat >"$TMP/report.lua" <<'EOF'
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("RESULT rps=%.1f p99_ms=%.2f errors=%d\n",
+    summary.requests / (summary.duration / 1e6), latency:percentile(99) / 1000,
+    e.connect + e.read + e.write + e.timeout + e.status))
+end
+EOF
+
+# wrk_run CONNS SECONDS URL -> "rps p99_ms errors"
+wrk_run() {
+    local out
+    out=$(wrk -t2 -c"$1" -d"${2}s" --timeout 10s -s "$TMP/report.lua" "$3" 2>&1) || true
+    grep '^RESULT ' <<<"$out" | sed 's/RESULT //; s/[a-z_0-9]*=//g'
+}
+
+policy_now() { # the gauge of route $1 that reads 1
+    curl -fsS "http://127.0.0.1:$PORT/metrics" |
+        awk -v r="/$1" -F'[{}",=]+' '$1 == "weft_route_policy" && $3 == r && $NF ~ /^ *1$/ { print $5 }'
+}
+
+# ---- 1. each route alone ----
+declare -A RPS BEST BESTRPS AUTOAT
+: >"$TMP/alone"
+for r in $ROUTES; do
+    for p in ${FIXED[$r]} auto; do
+        write_config "$r=$p"
+        start_weft
+        wrk_run "${CONNS[$r]}" 1 "http://127.0.0.1:$PORT/$r" >/dev/null # warm-up (auto decides here)
+        read -r rps p99 errs <<<"$(wrk_run "${CONNS[$r]}" "$SECS" "http://127.0.0.1:$PORT/$r")"
+        [[ $p == auto ]] && AUTOAT[$r]=$(policy_now "$r")
+        stop_weft
+        RPS[$r.$p]=$rps
+        log "$r / $p: $rps req/s, p99 $p99 ms, $errs errors${AUTOAT[$r]:+ (auto on ${AUTOAT[$r]})}"
+        echo "$r $p $rps $p99 $errs" >>"$TMP/alone"
+        if [[ $p != auto ]] && awk -v a="$rps" -v b="${BESTRPS[$r]:-0}" 'BEGIN { exit !(a > b) }'; then
+            BEST[$r]=$p BESTRPS[$r]=$rps
+        fi
+    done
+done
+
+# ---- 2. the mixed load ----
+# /hello on 20 connections of its own, measured; cpu, delay and stall loaded
+# in the background by a second wrk (round-robin over the three paths).
+cat >"$TMP/mix.lua" <<'EOF'
+local paths = { "/cpu", "/delay", "/stall" }
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[i % #paths + 1])
+end
+EOF
+mixed() { # label, then route=policy pairs
+    local label=$1
+    shift
+    write_config "$@"
+    start_weft
+    wrk -t1 -c150 -d"$((SECS + 2))s" --timeout 10s -s "$TMP/mix.lua" "http://127.0.0.1:$PORT/" >/dev/null 2>&1 &
+    BG_PID=$!
+    wrk_run 20 1 "http://127.0.0.1:$PORT/hello" >/dev/null # the background load and auto settle
+    read -r rps p99 errs <<<"$(wrk_run 20 "$SECS" "http://127.0.0.1:$PORT/hello")"
+    wait "$BG_PID" 2>/dev/null || true
+    BG_PID=
+    stop_weft
+    log "mixed / $label: /hello $rps req/s, p99 $p99 ms, $errs errors"
+    echo "$label $rps $p99 $errs" >>"$TMP/mixed"
+}
+: >"$TMP/mixed"
+mixed auto hello=auto cpu=auto delay=auto stall=auto
+mixed best-fixed hello=reactive cpu="${BEST[cpu]}" delay="${BEST[delay]}" stall="${BEST[stall]}"
+mixed all-coroutine hello=coroutine cpu=coroutine delay=coroutine stall=coroutine
+
+# ---- the report ----
+report() {
+    echo "$BEGIN_MARK"
+    echo "### dispatch = \"auto\" against the fixed policies (bench/auto.sh)"
+    echo
+    echo "$(date -u +%Y-%m-%d), $NCPU cores shared with other work, ${SECS} s per run, one run each;"
+    echo "compare within this table only (ratios), never across runs."
+    echo
+    echo "| route (connections) | pool | coroutine | reactive | auto (ended on) | auto / best fixed |"
+    echo "|---|---|---|---|---|---|"
+    for r in $ROUTES; do
+        local row="| $r (${CONNS[$r]}) |"
+        for p in pool coroutine reactive; do
+            if [[ -n ${RPS[$r.$p]:-} ]]; then
+                row+=" ${RPS[$r.$p]}$([[ ${BEST[$r]} == "$p" ]] && echo " **best**") |"
+            else
+                row+=" — |"
+            fi
+        done
+        row+=" ${RPS[$r.auto]} (${AUTOAT[$r]:-?}) | $(awk -v a="${RPS[$r.auto]}" -v b="${BESTRPS[$r]}" 'BEGIN { printf "%.2f", a / b }') |"
+        echo "$row"
+    done
+    echo
+    echo "Mixed load: cpu, delay and stall on 150 background connections, /hello measured on 20 of its own."
+    echo "Best fixed: hello reactive, cpu ${BEST[cpu]}, delay ${BEST[delay]}, stall ${BEST[stall]}."
+    echo
+    echo "| configuration | /hello req/s | /hello p99 ms | p99 / best-fixed p99 |"
+    echo "|---|---|---|---|"
+    local bp
+    bp=$(awk '$1 == "best-fixed" { print $3 }' "$TMP/mixed")
+    while read -r label rps p99 errs; do
+        echo "| $label | $rps | $p99 | $(awk -v a="$p99" -v b="$bp" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }') |"
+    done <"$TMP/mixed"
+    echo "$END_MARK"
+}
+report >"$TMP/section.md"
+cat "$TMP/section.md"
+if ((WRITE)); then
+    replace_section "$DOC" "$BEGIN_MARK" "$END_MARK" "$(cat "$TMP/section.md")"
+    log "written into $DOC"
+fi
