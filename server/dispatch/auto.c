@@ -159,7 +159,7 @@ static void demote(weft_auto *a, const weft_route *route, uint64_t now, uint64_t
     uint64_t n = atomic_fetch_add(&a->changes, 1) + 1;
     pthread_mutex_unlock(&a->mu);
     evidence e = window_read(a, now);
-    weft_log_warn("route %s: coroutine → pool: %llu of %llu slices over %llu ms in the last %.1f s, p99 %.1f ms, "
+    weft_log_warn("route %s: coroutine → pool: %llu of %llu slices over %llu ms in the last %.2f s, p99 %.1f ms, "
                   "longest %.1f ms (%s blocks its event loop: new requests go to pool '%s'; next probe in %.0f s; "
                   "change %llu)",
                   route->cfg->path, (unsigned long long)e.over, (unsigned long long)e.slices,
