@@ -599,6 +599,39 @@ expect "$http/mine" 200 hello
 main_pid=$(unit_prop MainPID)
 pass
 
+step "a broken myplugin.routes is refused with FILE:LINE at priority err, /mine keeps serving; a restart with it on disk starts without it"
+c0=$(cursor)
+cin cp "$dropdir/myplugin.routes" /root/weft/myplugin.routes.good
+printf 'routes = ( { path = "/mine"; plugin = "myplugin" ) );\n' | put "$dropdir/myplugin.routes" 0644
+i=0
+until since "$c0" -p err | grep -q 'myplugin.routes:[0-9]'; do
+  [ "$i" -lt 50 ] || { journal_prio "$c0"; fail "no 'myplugin.routes:LINE' reason at priority err in the journal within 10 s"; }
+  sleep 0.2
+  i=$((i + 1))
+done
+expect "$http/hello" 200 hello
+expect "$http/mine" 200 hello
+[ "$(unit_prop MainPID)" = "$main_pid" ] || fail "the broken routes file replaced the process"
+c0=$(cursor)
+cin systemctl restart weft >"$tmp/restart-routes.log" 2>&1 || true
+await_state "active failed" 30
+if [ "$(unit_prop ActiveState)" != active ]; then
+  journal_tail
+  fail "with a broken routes file on disk the next start fails ($(unit_prop ActiveState))"
+fi
+expect "$http/hello" 200 hello
+expect "$http/mine" 404 ""
+since "$c0" -p err | grep -q 'myplugin.routes:[0-9]' ||
+  { journal_prio "$c0"; fail "the start does not say at priority err (with FILE:LINE) that myplugin.routes was left out"; }
+get "$http/health/ready"
+case $body in *myplugin.routes*) ;; *) fail "/health/ready does not name the left-out myplugin.routes: $code $(echo "$body" | head -c 300)" ;; esac
+# The good file back (write, then rename): the watcher reloads, /mine answers.
+cin install -o root -g root -m 0644 /root/weft/myplugin.routes.good "$dropdir/.myplugin.routes.new"
+cin mv "$dropdir/.myplugin.routes.new" "$dropdir/myplugin.routes"
+eventually "$http/mine" 200 hello
+main_pid=$(unit_prop MainPID)
+pass
+
 # Runs wrk -c50 on /hello during $1 restarts (`systemctl restart weft`, or
 # the shell command $2 inside, each waited for until it returns and checked
 # to have replaced the process); sets $refused (TCP connection
