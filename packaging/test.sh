@@ -3,7 +3,8 @@
 # PostgreSQL for them, then build and run the whole suite twice — a
 # warnings-as-errors build and an ASan+UBSan build — and stop the database;
 # then the plain suite once more inside a Debian 13 root (check-trixie.sh),
-# the fuzzers, ThreadSanitizer and the Debian packages.
+# the fuzzers, ThreadSanitizer, the Debian packages (on this machine, then
+# under a real systemd) and the container image (podman).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -47,6 +48,9 @@ echo "=== Debian packages: build, lintian, install, serve, reload, drop-in, purg
 WEFT_DEBS_OUT=$debs packaging/check-debian.sh
 echo "=== the same packages under a real systemd (a Debian 12 container): INSTALL.md, restarts under load, crash, purge" >&2
 WEFT_DEBS_DIR=$debs packaging/check-systemd.sh
+echo "=== the container image: packaging/container built on an mmdebstrap base, run with podman (packaging/check-container.sh)" >&2
+# Bounded: a wedged podman must not hold the suite (the script cleans up on TERM).
+WEFT_DEBS_DIR=$debs timeout 900 packaging/check-container.sh
 rm -f "$pgdir.ctest"
 echo "all test suites passed" >&2
 echo "$total passed, 0 failed"
