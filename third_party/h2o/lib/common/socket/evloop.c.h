@@ -22,6 +22,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -706,6 +707,23 @@ h2o_socket_t *h2o_evloop_socket_create(h2o_evloop_t *loop, int fd, int flags)
     return &create_socket(loop, fd, flags)->super;
 }
 
+/* Log sampling needs no cryptographic randomness: a per-thread xorshift seeded once from getrandom(2). OpenSSL's RAND_bytes
+ * took a DRBG call per accepted connection, and its first call loads OpenSSL's default provider (2 MB of libcrypto pages) in
+ * a server that may never speak TLS. */
+static void log_sampling_random_bytes(void *buf, size_t len)
+{
+    static __thread uint64_t state;
+    if (state == 0 && (getrandom(&state, sizeof(state), 0) != sizeof(state) || state == 0))
+        state = (uint64_t)(uintptr_t)&state ^ 0x9e3779b97f4a7c15;
+    uint8_t *p = buf;
+    for (size_t i = 0; i != len; ++i) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        p[i] = (uint8_t)state;
+    }
+}
+
 h2o_socket_t *h2o_evloop_socket_accept(h2o_socket_t *_listener)
 {
     struct st_h2o_evloop_socket_t *listener = (struct st_h2o_evloop_socket_t *)_listener;
@@ -738,7 +756,7 @@ h2o_socket_t *h2o_evloop_socket_accept(h2o_socket_t *_listener)
      * https://github.com/h2o/h2o/pull/2542#issuecomment-760700859 */
     set_nodelay_if_likely_tcp(fd, &peeraddr.sa);
 
-    ptls_log_init_conn_state(&sock->_log_state, ptls_openssl_random_bytes, 0, &peeraddr.sa);
+    ptls_log_init_conn_state(&sock->_log_state, log_sampling_random_bytes, 0, &peeraddr.sa);
 
     return sock;
 }
