@@ -22,6 +22,11 @@ static atomic_int loops_running;
 static pthread_mutex_t ready_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
 static int loops_ready, loops_failed;
+/* h2o_context_init and _dispose register and unregister every context with
+ * the globalconf's shared proxy socket pool without a lock of their own
+ * (lib/core/context.c: h2o_socketpool_{,un}register_loop); loops set up and
+ * tear down at the same time, so weft takes one for them. */
+static pthread_mutex_t context_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void weft_loop_add_hook(const weft_loop_hook *h)
 {
@@ -367,7 +372,9 @@ static int loop_setup(weft_loop *L)
 {
     size_t n = conf.n_listen;
     L->evloop = h2o_evloop_create();
+    pthread_mutex_lock(&context_mu);
     h2o_context_init(&L->ctx, L->evloop, conf.h2o);
+    pthread_mutex_unlock(&context_mu);
     L->queue = h2o_multithread_create_queue(L->evloop);
     h2o_multithread_register_receiver(L->queue, &L->receiver, on_messages);
     L->timers = weft_timers_new(L->evloop);
@@ -405,7 +412,9 @@ static void loop_teardown(weft_loop *L)
     h2o_cleanup_thread(0, &L->ctx); /* 0: empty the recyclers, they die with the thread */
     h2o_multithread_unregister_receiver(L->queue, &L->receiver);
     h2o_multithread_destroy_queue(L->queue);
+    pthread_mutex_lock(&context_mu);
     h2o_context_dispose(&L->ctx);
+    pthread_mutex_unlock(&context_mu);
     h2o_evloop_run(L->evloop, 0);
     h2o_evloop_destroy(L->evloop);
     free(L->listeners);
