@@ -1,7 +1,7 @@
 #!/bin/sh
 # ThreadSanitizer run of the concurrency tests (docs/RELIABILITY.md).
 #
-#   tests/tsan.sh [TEST...]        default: policies reload database
+#   tests/tsan.sh [TEST...]        default: policies reload database auto
 #
 # Criterion 2.4.1 aborts when built with -fsanitize=thread, so only the
 # server and its plugins are instrumented: a TSan build directory holds them
@@ -27,7 +27,7 @@ set -eu
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 TSAN_BUILD=${WEFT_TSAN_BUILD:-$SRC/build-tsan}
 TEST_BUILD=${WEFT_TEST_BUILD:-$SRC/build-tsan-tests}
-TESTS=${*:-policies reload database}
+TESTS=${*:-policies reload database auto}
 JOBS=${WEFT_TSAN_JOBS:-1}
 NPROC=$(nproc)
 
