@@ -343,8 +343,9 @@ static void on_ws_msg(h2o_websocket_conn_t *conn, const struct wslay_event_on_ms
         deliver(ws, arg->opcode, arg->msg, arg->msg_length);
         break;
     default: /* a ping: wslay has queued the pong, which counts like any frame */
-        account(ws, backlog(conn));
-        if (!ws->closing && backlog(conn) > ws->send_limit) {
+        size_t queued = backlog(conn);
+        account(ws, queued);
+        if (!ws->closing && queued > ws->send_limit) {
             /* Pings from a peer that never reads its pongs: they would pile
              * up without end while weft keeps reading. Our close frame
              * cannot reach it either: close at once (from the timer). */

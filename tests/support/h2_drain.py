@@ -7,26 +7,18 @@ connection closes, one line "goaway=<1 if the server sent GOAWAY> status=<the
 answer's status, 0 if none>". Debian's python3-h2; run with /usr/bin/python3.
 The whole exchange is bounded by 30 s.
 """
-import select
-import socket
-import ssl
 import sys
-import time
 
 import h2.config
 import h2.connection
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-from h2frames import FrameScanner  # noqa: E402
+from h2frames import FrameScanner, connect_tls_h2, read_until  # noqa: E402
 
 
 def main():
     port, path = int(sys.argv[1]), sys.argv[2]
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    ctx.set_alpn_protocols(["h2"])
-    sock = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="localhost")
+    sock = connect_tls_h2(port)
     conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
     conn.initiate_connection()
     sid = conn.get_next_available_stream_id()
@@ -35,19 +27,7 @@ def main():
     sock.sendall(conn.data_to_send())
     print("sent", flush=True)
     frames = FrameScanner()
-    deadline = time.monotonic() + 30
-    while sid not in frames.ended and time.monotonic() < deadline:
-        if not select.select([sock], [], [], 0.5)[0]:
-            continue
-        try:
-            data = sock.recv(65536)
-        except (ssl.SSLWantReadError, BlockingIOError):
-            continue
-        except OSError:
-            break
-        if not data:
-            break
-        frames.feed(data)
+    read_until(sock, frames, lambda: sid in frames.ended, 30)
     print("goaway=%d status=%d" % (int(frames.goaway), frames.status.get(sid, 0)), flush=True)
     return 0
 

@@ -1,7 +1,41 @@
 """Reads an HTTP/2 server's frames without python3-h2's state machine, which
 refuses every frame after a GOAWAY (RFC 9113 lets a server finish the
-streams it accepted after sending one: that is what the tests check)."""
+streams it accepted after sending one: that is what the tests check); and
+what the tests' HTTP/2 clients share: the TLS connection, the read loop."""
+import select
+import socket
+import ssl
+import time
+
 import hpack
+
+
+def connect_tls_h2(port):
+    """A TLS connection to 127.0.0.1:port offering only h2 (the test
+    servers' certificates are self-signed: not verified)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(["h2"])
+    return ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="localhost")
+
+
+def read_until(sock, frames, done, seconds):
+    """Feeds what the server sends to `frames` until done() holds, the
+    connection closes, or `seconds` pass (a deadline, never a fixed wait)."""
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        if not select.select([sock], [], [], 0.5)[0]:
+            continue
+        try:
+            data = sock.recv(65536)
+        except (ssl.SSLWantReadError, BlockingIOError):
+            continue
+        except OSError:
+            return
+        if not data:
+            return
+        frames.feed(data)
 
 
 class FrameScanner:

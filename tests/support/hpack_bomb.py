@@ -11,14 +11,10 @@ Prints one line "statuses=<sorted distinct :status values> streams=<answered>
 bytes=<bytes sent> goaway=<1 if the server sent GOAWAY>". Run with /usr/bin/python3 (Debian's python3-hpack).
 """
 import os
-import select
-import socket
-import ssl
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from h2frames import FrameScanner  # noqa: E402
+from h2frames import FrameScanner, connect_tls_h2, read_until  # noqa: E402
 
 HEADERS, CONTINUATION, SETTINGS = 0x1, 0x9, 0x4
 END_STREAM, END_HEADERS = 0x1, 0x4
@@ -63,11 +59,7 @@ def block(path, copies, first):
 
 def main():
     port, path, streams, copies = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    ctx.set_alpn_protocols(["h2"])
-    sock = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="localhost")
+    sock = connect_tls_h2(port)
     out = bytearray(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(SETTINGS, 0, 0, b""))
     sids = []
     for i in range(streams):
@@ -87,19 +79,7 @@ def main():
     except OSError:
         pass  # the server may end the connection before it read everything
     frames = FrameScanner()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not all(s in frames.ended for s in sids):
-        if not select.select([sock], [], [], 0.5)[0]:
-            continue
-        try:
-            data = sock.recv(65536)
-        except (ssl.SSLWantReadError, BlockingIOError):
-            continue
-        except OSError:
-            break
-        if not data:
-            break
-        frames.feed(data)
+    read_until(sock, frames, lambda: all(s in frames.ended for s in sids), 30)
     statuses = sorted(set(frames.status.get(s, 0) for s in sids))
     answered = sum(1 for s in sids if s in frames.ended)
     print("statuses=%s streams=%d bytes=%d goaway=%d" % (",".join(map(str, statuses)), answered, sent, int(frames.goaway)))

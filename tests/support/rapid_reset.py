@@ -8,7 +8,6 @@ Prints one line: "sent=<pairs written> closed=<1 if the server closed the
 connection or sent GOAWAY> ms=<elapsed> goaway=<1 if it sent GOAWAY>". Debian's python3-h2; run with /usr/bin/python3.
 """
 import select
-import socket
 import ssl
 import sys
 import time
@@ -19,17 +18,13 @@ import h2.errors
 import h2.exceptions
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-from h2frames import FrameScanner  # noqa: E402
+from h2frames import FrameScanner, connect_tls_h2  # noqa: E402
 
 
 def main():
     port, path, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     keep = len(sys.argv) > 4 and sys.argv[4] == "keep"
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    ctx.set_alpn_protocols(["h2"])
-    sock = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="localhost")
+    sock = connect_tls_h2(port)
     if sock.selected_alpn_protocol() != "h2":
         print("no h2 negotiated")
         return 2
