@@ -342,7 +342,7 @@ static void on_ws_msg(h2o_websocket_conn_t *conn, const struct wslay_event_on_ms
     case WSLAY_PONG:
         deliver(ws, arg->opcode, arg->msg, arg->msg_length);
         break;
-    default: /* a ping: wslay has queued the pong, which counts like any frame */
+    default: { /* a ping: wslay has queued the pong, which counts like any frame */
         size_t queued = backlog(conn);
         account(ws, queued);
         if (!ws->closing && queued > ws->send_limit) {
@@ -356,6 +356,7 @@ static void on_ws_msg(h2o_websocket_conn_t *conn, const struct wslay_event_on_ms
             weft_timers_add(ws->loop->timers, &ws->timer, 0, on_timer);
         }
         break;
+    }
     }
     ws->in_recv--;
 }
