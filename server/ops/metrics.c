@@ -287,7 +287,7 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     fprintf(f, "weft_websocket_slow_closed_total %llu\n", (unsigned long long)SUM(ws_slow_closed));
     weft_stats_write_header(f, "weft_memory_trimmed_bytes_total", "counter",
                             "Resident memory given back to the system after bursts (malloc_trim every 5 s when "
-                            "the allocator holds over 16 MiB free).");
+                            "the allocator holds over 4 MiB free).");
     fprintf(f, "weft_memory_trimmed_bytes_total %llu\n", (unsigned long long)weft_trim_bytes());
     weft_stats_write_header(f, "weft_memory_trims_total", "counter", "Times malloc_trim ran.");
     fprintf(f, "weft_memory_trims_total %llu\n", (unsigned long long)weft_trim_count());

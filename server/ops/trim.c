@@ -8,7 +8,7 @@
 #include "core/loop.h"
 
 #define TICKS_BETWEEN 50                 /* the loop's tick is 100 ms: every 5 s */
-#define FREE_WORTH_TRIMMING (16u << 20)  /* below this, the walk costs more than it returns */
+#define FREE_WORTH_TRIMMING (4u << 20)   /* below this, the walk costs more than it returns */
 
 static _Atomic uint64_t trimmed_bytes, trims;
 static unsigned ticks; /* loop 0 only */

@@ -2,7 +2,7 @@
  * Memory handed back after bursts. glibc keeps what a burst freed (an
  * attack's buffers, a flood of WebSocket queues) in its arenas: the RSS
  * stays at the peak, and the next burst adds to it. Every 5 s loop 0 looks
- * at how much the arenas hold free and, past 16 MiB, gives it back to the
+ * at how much the arenas hold free and, past 4 MiB, gives it back to the
  * system with malloc_trim; the bytes returned are counted
  * (weft_memory_trimmed_bytes_total).
  */
