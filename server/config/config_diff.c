@@ -82,3 +82,40 @@ int weft_setting_equal(const config_setting_t *a, const config_setting_t *b)
     }
     return 1;
 }
+
+static const char *prefer_name(int prefer) { return prefer < 0 ? "measure" : weft_dispatch_name((weft_dispatch)prefer); }
+
+static size_t differ(char *out, size_t size, size_t n, const char *what, const char *a, const char *b)
+{
+    size_t len = strlen(out);
+    snprintf(out + len, size - len, "%s%s %s -> %s", n > 0 ? ", " : "", what, a, b);
+    return n + 1;
+}
+
+static size_t differ_int(char *out, size_t size, size_t n, const char *what, long long a, long long b)
+{
+    if (a == b)
+        return n;
+    char x[24], y[24];
+    snprintf(x, sizeof(x), "%lld", a);
+    snprintf(y, sizeof(y), "%lld", b);
+    return differ(out, size, n, what, x, y);
+}
+
+size_t weft_route_settings_diff(const weft_route_cfg *old, const weft_route_cfg *cur, char *out, size_t size)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    n = differ_int(out, size, n, "timeout_ms", old->timeout_ms, cur->timeout_ms);
+    n = differ_int(out, size, n, "max_body", (long long)old->max_body, (long long)cur->max_body);
+    n = differ_int(out, size, n, "stream_body", old->stream_body, cur->stream_body);
+    n = differ_int(out, size, n, "max_concurrent", old->max_concurrent, cur->max_concurrent);
+    if (old->dispatch != WEFT_DISPATCH_AUTO || cur->dispatch != WEFT_DISPATCH_AUTO)
+        return n;
+    if (old->adapt.prefer != cur->adapt.prefer)
+        n = differ(out, size, n, "auto.prefer", prefer_name(old->adapt.prefer), prefer_name(cur->adapt.prefer));
+    n = differ_int(out, size, n, "auto.min_dwell_s", old->adapt.min_dwell_s, cur->adapt.min_dwell_s);
+    n = differ_int(out, size, n, "auto.probe_s", old->adapt.probe_s, cur->adapt.probe_s);
+    n = differ_int(out, size, n, "auto.probe_max_s", old->adapt.probe_max_s, cur->adapt.probe_max_s);
+    return n;
+}

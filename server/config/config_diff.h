@@ -19,6 +19,15 @@
  */
 int weft_config_restart_only(const weft_config *old, const weft_config *cur, char *msg, size_t size);
 
+/**
+ * Writes the per-route settings (timeout_ms, max_body, stream_body,
+ * max_concurrent, the `auto` group) that differ between `old` and `cur` into
+ * `out` as "timeout_ms 100 -> 200, auto.prefer measure -> pool"; returns how
+ * many differ. A reload changes them without touching the plugin, so the
+ * reload's summary must still name them.
+ */
+size_t weft_route_settings_diff(const weft_route_cfg *old, const weft_route_cfg *cur, char *out, size_t size);
+
 /** True when two settings (e.g. two routes' options groups) hold the same values; NULLs are equal. */
 int weft_setting_equal(const config_setting_t *a, const config_setting_t *b);
 

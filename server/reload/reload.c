@@ -69,6 +69,7 @@ static const weft_route *find_route(const weft_generation *g, const weft_route_c
 static void log_diff(const weft_generation *old, const weft_generation *cur)
 {
     size_t added = 0, removed = 0, changed = 0;
+    char settings[512];
     for (size_t i = 0; i < cur->n_routes; i++) {
         const weft_route *r = &cur->routes[i];
         const weft_route *o = find_route(old, r->cfg);
@@ -88,6 +89,9 @@ static void log_diff(const weft_generation *old, const weft_generation *cur)
             /* Same code, new options: still a change the operator made. */
             weft_log_info("reload: route %s changed: options (plugin %s #%u re-initialised)", r->cfg->path,
                           r->module->name, r->module->seq);
+            changed++;
+        } else if (weft_route_settings_diff(o->cfg, r->cfg, settings, sizeof(settings)) > 0) {
+            weft_log_info("reload: route %s changed: %s", r->cfg->path, settings);
             changed++;
         }
         if (o != NULL && (o->quarantine != NULL) != (r->quarantine != NULL))

@@ -103,6 +103,36 @@ Test(auto_policy, prefer_pool_pins_the_route, .timeout = 30)
     wt_finish(&s);
 }
 
+/* A reload that changes only a route's auto group (or its limits) must still
+ * say so: the summary used to count plugin and option changes alone. */
+static const char *pin_conf(const char *autogroup)
+{
+    static char conf[512];
+    snprintf(conf, sizeof(conf),
+             "threads = 1;\n" WT_LISTEN "\n" WT_ADMIN "\n"
+             "routes = (\n" WT_ROUTE("/pin", "stall", "auto", "%s") "\n);\n",
+             autogroup);
+    return conf;
+}
+
+Test(auto_policy, a_reload_that_only_pins_the_route_names_the_change, .timeout = 30)
+{
+    wt_server s = {0};
+    wt_start(&s, pin_conf(""));
+    get_ok(&s, "/pin", "mode=fast");
+    cr_assert_eq(wt_metric(&s, POLICY("/pin", "coroutine")), 1);
+    wt_write_conf(&s, pin_conf(" auto = { prefer = \"pool\"; min_dwell_s = 5; }; timeout_ms = 900;"));
+    cr_assert_eq(kill(s.pid, SIGHUP), 0);
+    char *log = wt_wait_log(&s, "generation 2 serving 1 route(s): 0 added, 0 removed, 1 changed", 10000);
+    cr_assert(strstr(log, "reload: route /pin changed: timeout_ms 0 -> 900, auto.prefer measure -> pool, "
+                          "auto.min_dwell_s 60 -> 5") != NULL,
+              "%s", log);
+    free(log);
+    get_ok(&s, "/pin", "mode=fast");
+    cr_assert_eq(wt_metric(&s, POLICY("/pin", "pool")), 1, "the pin took effect");
+    wt_finish(&s);
+}
+
 static char *check(wt_server *s, const char *conf, int *rc)
 {
     char *out;
