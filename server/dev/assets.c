@@ -56,6 +56,7 @@ const char weft_dev_script[] =
     "    tr.querySelector('td.rate').textContent = rate.toFixed(1);\n"
     "    tr.querySelector('td.lat').textContent = cur.count > 0 ? lat.toFixed(2) + ' ms' : '-';\n"
     "    tr.querySelector('td.total').textContent = cur.count;\n"
+    "    if (cur.policy) tr.querySelector('td.policy').textContent = cur.policy;\n"
     "    draw(tr.querySelector('canvas.rate-chart'), h.rate);\n"
     "    draw(tr.querySelector('canvas.lat-chart'), h.lat);\n"
     "  }\n"

@@ -15,6 +15,7 @@
 #include "dev/logtap.h"
 #include "dev/project.h"
 #include "dev/try.h"
+#include "dispatch/auto.h"
 #include "reload/generation.h"
 #include "reload/reload.h"
 #include "request/respond.h"
@@ -95,6 +96,30 @@ int weft_dev_intercept(h2o_req_t *req)
     return 1;
 }
 
+/* Where a route's requests run now: an auto route's policy moves, and the
+ * page refreshes it from /dev/stats with the same words. */
+static void policy_text(const weft_route *r, char *out, size_t size)
+{
+    if (r->adapt == NULL) {
+        weft_dispatch d = r->cfg->dispatch == WEFT_DISPATCH_AUTO ? WEFT_DISPATCH_REACTIVE : r->cfg->dispatch;
+        snprintf(out, size, "%s", weft_dispatch_name(d));
+        return;
+    }
+    weft_auto_info ai;
+    weft_auto_info_get(r, &ai);
+    int n = snprintf(out, size, "auto: %s", weft_dispatch_name(ai.policy));
+    if (n < 0 || (size_t)n >= size)
+        return;
+    if (ai.pinned)
+        snprintf(out + n, size - (size_t)n, " (pinned)");
+    else if (ai.next_probe_in_s >= 0)
+        snprintf(out + n, size - (size_t)n, " (%llu change%s, next probe in %.0f s)", (unsigned long long)ai.changes,
+                 ai.changes == 1 ? "" : "s", ai.next_probe_in_s);
+    else if (ai.changes > 0)
+        snprintf(out + n, size - (size_t)n, " (%llu change%s)", (unsigned long long)ai.changes,
+                 ai.changes == 1 ? "" : "s");
+}
+
 static void routes_table(FILE *f, const weft_generation *g)
 {
     fputs("<h2>Routes</h2><table id=\"routes\"><tr><th>path</th><th>plugin</th><th>version</th><th>policy</th>"
@@ -106,12 +131,14 @@ static void routes_table(FILE *f, const weft_generation *g)
         weft_dev_html_escape(f, r->cfg->path);
         fputs("</td><td>", f);
         weft_dev_html_escape(f, r->module->name);
-        fprintf(f, "</td><td>%s #%u</td><td>%s</td><td class=\"rate\" data-slot=\"%d\">-</td><td class=\"lat\" "
+        char policy[128];
+        policy_text(r, policy, sizeof(policy));
+        fprintf(f, "</td><td>%s #%u</td><td class=\"policy\">%s</td><td class=\"rate\" data-slot=\"%d\">-</td><td class=\"lat\" "
                    "data-slot=\"%d\">-</td><td class=\"total\">-</td><td><canvas class=\"chart rate-chart\" "
                    "width=\"160\" height=\"28\"></canvas></td><td><canvas class=\"chart lat-chart\" "
                    "data-color=\"#ef6c00\" width=\"160\" height=\"28\"></canvas></td></tr>",
                 r->module->desc.version ? r->module->desc.version : "?", r->module->seq,
-                weft_dispatch_name(r->cfg->dispatch), r->stat_slot, r->stat_slot);
+                policy, r->stat_slot, r->stat_slot);
     }
     fputs("</table>", f);
 }
@@ -272,7 +299,10 @@ static void dev_stats(h2o_req_t *req)
         weft_stats_slot_totals(slot, &count, &sum);
         char key[16];
         snprintf(key, sizeof(key), "%d", slot);
-        json_object_set_new(routes, key, json_pack("{s:I, s:f}", "count", (json_int_t)count, "sum", sum));
+        char policy[128];
+        policy_text(&g->routes[i], policy, sizeof(policy));
+        json_object_set_new(routes, key,
+                            json_pack("{s:I, s:f, s:s}", "count", (json_int_t)count, "sum", sum, "policy", policy));
     }
     json_t *doc = json_pack("{s:I, s:f, s:s+, s:o, s:o}", "generation", (json_int_t)g->id, "at",
                             (double)weft_now_ns() / 1e9, "last_reload",

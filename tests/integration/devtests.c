@@ -146,7 +146,8 @@ Test(devtests, the_dev_ui_shows_traffic_the_log_tail_and_the_configuration, .tim
     /* an option, to see it in the effective configuration */
     snprintf(path, sizeof(path), "%s/shown/shown.routes", dir);
     wt_write_file_atomic(path, "routes = ( { path = \"/shown\"; plugin = \"shown\"; dispatch = \"coroutine\";\n"
-                               "  options = { greeting = \"Shown here\"; }; } );\n");
+                               "  options = { greeting = \"Shown here\"; }; },\n"
+                               "  { path = \"/shown/auto\"; plugin = \"shown\"; dispatch = \"auto\"; } );\n");
     wt_resp r;
     for (double t0 = wt_now_ms(); wt_now_ms() - t0 < 30000; usleep(50000)) {
         cr_assert_eq(wt_http(&s, "GET", "/shown", NULL, &r), 0);
@@ -167,6 +168,8 @@ Test(devtests, the_dev_ui_shows_traffic_the_log_tail_and_the_configuration, .tim
     for (; c != NULL; c = strstr(c + 1, "\"count\":"))
         most = atol(c + 8) > most ? atol(c + 8) : most;
     cr_assert_geq(most, 50, "a route counts its 50 requests:\n%s", stats);
+    cr_assert(strstr(stats, "\"policy\":\"auto: coroutine\"") != NULL, "an auto route says where it runs now:\n%s",
+              stats);
     free(stats);
 
     char *page = wt_admin_get(&s, "/dev");
@@ -174,6 +177,9 @@ Test(devtests, the_dev_ui_shows_traffic_the_log_tail_and_the_configuration, .tim
     cr_assert(strstr(page, "<canvas class=\"chart lat-chart\"") != NULL, "a latency chart per route:\n%s", page);
     cr_assert(strstr(page, "src=") == NULL && strstr(page, "http://") == NULL && strstr(page, "https://") == NULL,
               "no external script or resource: the page works offline:\n%s", page);
+    cr_assert(strstr(page, "<td class=\"policy\">coroutine</td>") != NULL, "a fixed route's policy:\n%s", page);
+    cr_assert(strstr(page, "<td class=\"policy\">auto: coroutine</td>") != NULL, "an auto route's policy now:\n%s",
+              page);
     const char *cfg = strstr(page, "<table id=\"config\">");
     cr_assert_not_null(cfg, "the effective configuration:\n%s", page);
     cr_assert(strstr(cfg, "<td>/shown</td><td>shown</td><td>coroutine</td><td class=\"options\">greeting = "
