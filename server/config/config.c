@@ -325,11 +325,14 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         else
             cfg->log.level = lv;
         const char *access = weft_cfg_string(v, g, "log", "access_log", NULL);
+        /* Relative to the config file like every other path: the working
+         * directory of a service is nobody's choice. */
         if (access != NULL && access[0] != '\0')
-            cfg->log.access_log = weft_cfg_strdup(access);
+            cfg->log.access_log = access[0] == '/' ? weft_cfg_strdup(access) : weft_cfg_resolve_path(cfg->path, access);
         const char *error_log = weft_cfg_string(v, g, "log", "error_log", NULL);
         if (error_log != NULL && error_log[0] != '\0')
-            cfg->log.error_log = weft_cfg_strdup(error_log);
+            cfg->log.error_log =
+                error_log[0] == '/' ? weft_cfg_strdup(error_log) : weft_cfg_resolve_path(cfg->path, error_log);
         static const char *const formats[] = {"text", "json"};
         cfg->log.json = weft_cfg_choice(v, g, "log", "format", formats, 2, 0);
         /* In the order of WEFT_REQID_*. */

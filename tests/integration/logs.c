@@ -156,3 +156,21 @@ Test(logs, debian_logrotate_renames_and_signals_usr1)
     cr_assert(strstr(rule, "--signal=USR1 weft.service") != NULL && strstr(rule, "kill -USR1") != NULL, "%s", rule);
     free(rule);
 }
+
+/* A relative log path is the config file's neighbour, wherever weft was
+ * started from (the test's working directory is the build's, not srv.dir). */
+Test(logs, relative_log_paths_resolve_from_the_config_file, .timeout = 60)
+{
+    wt_write_conf(&srv, "");
+    wt_start(&srv, "threads = 1;\n" WT_LISTEN "\n" WT_ADMIN "\n"
+                   "log = { access_log = \"relative-access.log\"; };\n"
+                   "routes = (" WT_HELLO_ROUTE ");\n");
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/hello?relative", NULL, &r), 0);
+    wt_resp_free(&r);
+    char path[600];
+    snprintf(path, sizeof(path), "%s/relative-access.log", srv.dir);
+    wait_file_has(path, "GET /hello?relative");
+    cr_assert_neq(access("relative-access.log", F_OK), 0, "not in the working directory");
+    wt_finish(&srv);
+}

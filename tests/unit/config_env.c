@@ -51,12 +51,12 @@ Test(config_env, variables_expand_with_and_without_defaults)
     weft_config *cfg = load("pid_file = \"${WEFT_T_DIR}/run/weft.pid\";\n"
                             "state_dir = \"${WEFT_T_UNSET:-/var/lib/x}\";\n"
                             "user = \"${WEFT_T_EMPTY:-nobody}\";\n"
-                            "log = { access_log = \"$${literal}-${WEFT_T_EMPTY}\"; };\n");
+                            "log = { access_log = \"/$${literal}-${WEFT_T_EMPTY}\"; };\n");
     cr_assert_not_null(cfg, "%s", wt_errs_text(&wt_errs));
     cr_assert_str_eq(cfg->pid_file, "/srv/weft/run/weft.pid");
     cr_assert_str_eq(cfg->state_dir, "/var/lib/x");
     cr_assert_str_eq(cfg->user, "nobody", "an empty variable takes the default, as in a shell");
-    cr_assert_str_eq(cfg->log.access_log, "${literal}-", "$${ is a literal ${; a set empty variable is empty");
+    cr_assert_str_eq(cfg->log.access_log, "/${literal}-", "$${ is a literal ${; a set empty variable is empty");
     weft_config_free(cfg);
 }
 
