@@ -38,7 +38,7 @@ static void load_plugin_dirs(vctx *v, weft_config *cfg, const config_setting_t *
 
 static void load_pools(vctx *v, weft_config *cfg, const config_setting_t *root)
 {
-    static const char *const keys[] = {"name", "size", "queue", "queue_timeout_ms", "max_long_lived", NULL};
+    static const char *const keys[] = {"name", "size", "queue", "queue_timeout_ms", "max_long_lived", "nice", NULL};
     config_setting_t *list = weft_cfg_member(v, root, "", "pools", CONFIG_TYPE_ARRAY);
     int n = list != NULL ? config_setting_length(list) : 0;
     cfg->pools = weft_cfg_calloc((size_t)n + 1, sizeof(*cfg->pools));
@@ -69,11 +69,13 @@ static void load_pools(vctx *v, weft_config *cfg, const config_setting_t *root)
         p->queue = (int)weft_cfg_int(v, g, where, "queue", 0, 1000000, 10000);
         p->queue_timeout_ms = (int)weft_cfg_int(v, g, where, "queue_timeout_ms", 0, 3600000, 30000);
         p->max_long_lived = (int)weft_cfg_int(v, g, where, "max_long_lived", 0, 100000, p->size);
+        p->nice = (int)weft_cfg_int(v, g, where, "nice", 0, 19, 0);
         p->line = config_setting_source_line(g);
     }
     if (weft_config_find_pool(cfg, "default") == NULL) {
         /* Like a servlet container's 200-thread pool; threads start only if a route uses it. */
-        cfg->pools[cfg->n_pools++] = (weft_pool_cfg){weft_cfg_strdup("default"), 200, 10000, 30000, 200, 0};
+        cfg->pools[cfg->n_pools++] = (weft_pool_cfg){.name = weft_cfg_strdup("default"), .size = 200, .queue = 10000,
+                                                        .queue_timeout_ms = 30000, .max_long_lived = 200};
     }
 }
 

@@ -47,6 +47,7 @@ typedef struct weft_pool_cfg {
     int queue; /* bound on waiting requests; beyond it: 503 */
     int queue_timeout_ms; /* a request waiting longer for a worker gets 503; 0: no bound */
     int max_long_lived;   /* workers lent to WebSockets and streams beyond `size` (dispatch/workpool.h) */
+    int nice;             /* the workers' scheduling priority below the loops: 0 (same) to 19 */
     int line;
 } weft_pool_cfg;
 

@@ -1,9 +1,12 @@
 #include "dispatch/workpool.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/signals.h"
@@ -24,6 +27,8 @@ struct weft_workpool {
      * no longer count against `size`, and another thread may take their
      * place, so 200 idle WebSockets cannot hold a 200-thread pool. */
     int lent, max_lent;
+    int nice_failed; /* warned once */
+    int nice; /* each worker thread's own nice value (Linux: per thread) */
     pthread_cond_t gone_cv; /* the last thread has left (free) */
     /* Threads that left, to be joined (by the next grow, or free): a
      * lent thread that is surplus when its work returns ends, and the
@@ -58,6 +63,11 @@ static void *worker_main(void *arg)
     /* Handlers run here: a crash (even a stack overflow) must still be
      * reported, which needs a stack of its own. */
     weft_coro_thread_init();
+    /* Below the loops: on a small machine CPU-bound pool work then takes
+     * what the event loops leave instead of delaying their replies. Linux
+     * applies a nice value to the one thread whose id is given. */
+    if (p->nice != 0 && setpriority(PRIO_PROCESS, (id_t)gettid(), p->nice) != 0 && p->nice_failed++ == 0)
+        weft_log_warn("pool '%s': cannot set nice %d on its workers: %s", p->name, p->nice, strerror(errno));
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (p->head == NULL && !p->stopping) {
@@ -231,6 +241,8 @@ int weft_workpool_expire(weft_workpool *p, weft_work *w) { return take_back(p, w
 
 void weft_workpool_set_queue_timeout(weft_workpool *p, int ms) { p->queue_timeout_ms = ms; }
 void weft_workpool_set_max_lent(weft_workpool *p, int n) { p->max_lent = n; }
+
+void weft_workpool_set_nice(weft_workpool *p, int nice) { p->nice = nice; }
 
 int weft_workpool_lend(weft_workpool *p)
 {

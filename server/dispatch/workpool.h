@@ -45,6 +45,8 @@ int weft_workpool_expire(weft_workpool *p, weft_work *w);
 void weft_workpool_set_queue_timeout(weft_workpool *p, int ms);
 /** The most threads lent at once (the config's max_long_lived; default: size). Set before serving. */
 void weft_workpool_set_max_lent(weft_workpool *p, int n);
+/** The nice value (0-19) each worker thread sets on itself as it starts; before the first submit. */
+void weft_workpool_set_nice(weft_workpool *p, int nice);
 /**
  * From the worker thread running work of `p`: that work is long-lived (it
  * accepted a WebSocket, or started streaming an answer). The thread is lent

@@ -110,6 +110,7 @@ static struct weft_workpool *pool_for(weft_generation *g, const char *name)
     if (p != NULL) {
         weft_workpool_set_queue_timeout(p, pc->queue_timeout_ms);
         weft_workpool_set_max_lent(p, pc->max_long_lived);
+        weft_workpool_set_nice(p, pc->nice);
         g->pools[g->n_pools++] = p;
     }
     return p;
