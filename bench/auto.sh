@@ -3,11 +3,14 @@
 # bench/auto.sh — dispatch = "auto" against the fixed policies, in one run:
 #
 #   1. each route alone (hello, cpu, delay at 1000 connections, locked, the
-#      stall fixture blocking in usleep): requests/s under every fixed policy the
-#      plugin supports and under auto; the ratio auto / best fixed;
-#   2. a mixed load (cpu, delay, stall in the background, /hello measured on
-#      its own connections): /hello's p99 with every route on auto, on its
-#      best fixed policy (from 1.) and on coroutine — the pinning auto removes.
+#      stall fixture blocking in usleep, persons reading PostgreSQL): requests/s
+#      under every fixed policy the plugin supports and under auto; the ratio
+#      auto / best fixed;
+#   2. a mixed load (cpu, delay, stall, persons in the background, /hello
+#      measured on its own connections): /hello's p99 with every route on
+#      auto, on its best fixed policy (from 1.) and on coroutine — the pinning
+#      auto removes — and on auto with the pool's workers at nice 10, below
+#      the loops (pools' `nice`).
 #
 #   bench/auto.sh            # run, print a Markdown section to stdout
 #   bench/auto.sh --write    # ... and put it into docs/BENCHMARKS.md
@@ -18,8 +21,9 @@
 #   WEFT_BUILD     build directory with server/weft, plugins/ and tests/fixtures/stall.so
 #                  (default <repo>/build; the stall fixture is built with the tests)
 #
-# Bounded: ROUNDS x (19 runs alone + 3 mixed), about (BENCH_SECONDS + 2) s
-# each: about 7 minutes with the defaults.
+# Bounded: ROUNDS x (23 runs alone + 4 mixed), about (BENCH_SECONDS + 2) s
+# each: about 9 minutes with the defaults, plus a private PostgreSQL's start
+# (packaging/pgdev.sh).
 # Every run gets a fresh weft, so no run inherits another's auto verdict.
 set -euo pipefail
 
@@ -56,6 +60,7 @@ cleanup() {
         kill -TERM "$WEFT_PID" 2>/dev/null || true
         wait "$WEFT_PID" 2>/dev/null || true
     fi
+    "$ROOT/packaging/pgdev.sh" stop "$TMP/pg" >/dev/null 2>&1 || true
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -71,19 +76,25 @@ PORT=$((29000 + $$ % 900))
 while [[ -n $(ss -Hltn "sport = :$PORT") ]]; do PORT=$((PORT + 1)); done
 
 # The workloads: plugin, options, connections, fixed policies it supports.
-declare -A PLUGIN=([cpu]=cpu [delay]=delay [locked]=locked [stall]=stall)
+declare -A PLUGIN=([cpu]=cpu [delay]=delay [locked]=locked [stall]=stall [persons]=persons)
 declare -A OPTS=(
     [cpu]='bits = 1000; certainty = 3;'
     [delay]='ms = 200;'
     [locked]='workers = 50; hold_ms = 100;'
     [stall]='mode = "usleep"; ms = 20;'
+    [persons]=''
 )
-declare -A CONNS=([hello]=50 [cpu]=50 [delay]=1000 [locked]=100 [stall]=50)
+declare -A CONNS=([hello]=50 [cpu]=50 [delay]=1000 [locked]=100 [stall]=50 [persons]=50)
 declare -A FIXED=([hello]="pool coroutine reactive" [cpu]="pool coroutine reactive" [delay]="pool coroutine reactive"
-    [locked]="pool coroutine reactive" [stall]="pool coroutine")
+    [locked]="pool coroutine reactive" [stall]="pool coroutine" [persons]="pool coroutine reactive")
 # hello: what auto's bookkeeping costs a route that never blocks (one
 # getrusage and a few atomics per slice).
-ROUTES="hello cpu delay locked stall"
+ROUTES="hello cpu delay locked stall persons"
+
+# persons reads the seeded rows of a private PostgreSQL (ids 1..1000).
+"$ROOT/packaging/pgdev.sh" start "$TMP/pg" >&2
+eval "$("$ROOT/packaging/pgdev.sh" env "$TMP/pg")"
+POOL_NICE=0
 
 # write_config "route=policy ..." (hello included)
 write_config() {
@@ -92,6 +103,8 @@ write_config() {
         name=${kv%%=*} policy=${kv#*=}
         if [[ $name == hello ]]; then
             routes+="  { path = \"/hello\"; plugin = \"hello\"; dispatch = \"$policy\"; },"$'\n'
+        elif [[ $name == persons ]]; then
+            routes+="  { path = \"/persons/{id}\"; plugin = \"persons\"; dispatch = \"$policy\"; methods = [\"GET\"]; },"$'\n'
         else
             routes+="  { path = \"/$name\"; plugin = \"${PLUGIN[$name]}\"; dispatch = \"$policy\"; options = { ${OPTS[$name]} }; },"$'\n'
         fi
@@ -102,7 +115,8 @@ listen = [ "127.0.0.1:$PORT" ];
 admin = false;
 log = { level = "warn"; };
 shutdown = { grace_s = 2; };
-pools = ({ name = "default"; size = 200; queue = 10000; });
+database = { conninfo = "dbname=weft"; loop_connections = 2; statement_timeout_ms = 5000; };
+pools = ({ name = "default"; size = 200; queue = 10000; nice = $POOL_NICE; });
 routes = (
 ${routes%,$'\n'}
 );
@@ -136,16 +150,26 @@ done = function(summary, latency, requests)
 end
 EOF
 
+# persons: a random seeded id per request, then the same report.
+{
+    echo 'math.randomseed(os.time())'
+    echo 'request = function() return wrk.format("GET", "/persons/" .. math.random(1, 1000)) end'
+    cat "$TMP/report.lua"
+} >"$TMP/persons.lua"
+script_for() { if [[ $1 == */persons ]]; then echo "$TMP/persons.lua"; else echo "$TMP/report.lua"; fi; }
+
 # wrk_run CONNS SECONDS URL -> "rps p99_ms errors"
 wrk_run() {
     local out
-    out=$(wrk -t2 -c"$1" -d"${2}s" --timeout 10s -s "$TMP/report.lua" "$3" 2>&1) || true
+    out=$(wrk -t2 -c"$1" -d"${2}s" --timeout 10s -s "$(script_for "$3")" "$3" 2>&1) || true
     grep '^RESULT ' <<<"$out" | sed 's/RESULT //; s/[a-z_0-9]*=//g'
 }
 
-policy_now() { # the gauge of route $1 that reads 1
-    curl -fsS "http://127.0.0.1:$PORT/metrics" |
-        awk -v r="/$1" -F'[{}",=]+' '$1 == "weft_route_policy" && $3 == r && $NF ~ /^ *1$/ { print $5 }'
+policy_now() { # the policy whose gauge reads 1 for route $1
+    local route=/$1
+    [[ $1 == persons ]] && route='/persons/{id}'
+    curl -fsS "http://127.0.0.1:$PORT/metrics" | grep -F "weft_route_policy{route=\"$route\"," |
+        awk '$NF == 1 { sub(/.*policy="/, ""); sub(/".*/, ""); print }'
 }
 
 LOAD0=$(cut -d' ' -f1 /proc/loadavg)
@@ -183,14 +207,15 @@ done
 # Background: cpu on 1 connection (about one core of work), delay on 200,
 # stall on 20 (each of its requests sleeps 20 ms in usleep: on a loop thread
 # that is the pinning); /hello measured on 20 connections of its own.
-MIX_BG="cpu:1 delay:200 stall:20"
+MIX_BG="cpu:1 delay:200 stall:20 persons:10"
 mixed() { # label, then route=policy pairs
     local label=$1 bg pids=()
     shift
     write_config "$@"
     start_weft
     for bg in $MIX_BG; do
-        wrk -t1 -c"${bg#*:}" -d"$((SECS + 2))s" --timeout 10s "http://127.0.0.1:$PORT/${bg%%:*}" >/dev/null 2>&1 &
+        wrk -t1 -c"${bg#*:}" -d"$((SECS + 2))s" --timeout 10s -s "$(script_for "/${bg%%:*}")" \
+            "http://127.0.0.1:$PORT/${bg%%:*}" >/dev/null 2>&1 &
         pids+=($!)
     done
     wrk_run 20 1 "http://127.0.0.1:$PORT/hello" >/dev/null # the background load and auto settle
@@ -202,12 +227,16 @@ mixed() { # label, then route=policy pairs
 }
 declare -A MRPS MP99
 for ((round = 1; round <= ROUNDS; round++)); do
-    mixed auto hello=auto cpu=auto delay=auto stall=auto
-    mixed best-fixed hello="${BEST[hello]}" cpu="${BEST[cpu]}" delay="${BEST[delay]}" stall="${BEST[stall]}"
-    mixed all-coroutine hello=coroutine cpu=coroutine delay=coroutine stall=coroutine
+    mixed auto hello=auto cpu=auto delay=auto stall=auto persons=auto
+    mixed best-fixed hello="${BEST[hello]}" cpu="${BEST[cpu]}" delay="${BEST[delay]}" stall="${BEST[stall]}" \
+        persons="${BEST[persons]}"
+    mixed all-coroutine hello=coroutine cpu=coroutine delay=coroutine stall=coroutine persons=coroutine
+    POOL_NICE=10
+    mixed auto-nice-10 hello=auto cpu=auto delay=auto stall=auto persons=auto
+    POOL_NICE=0
 done
 : >"$TMP/mixed"
-for label in auto best-fixed all-coroutine; do
+for label in auto best-fixed all-coroutine auto-nice-10; do
     echo "$label $(median <<<"${MRPS[$label]}") $(median <<<"${MP99[$label]}")" >>"$TMP/mixed"
 done
 
@@ -238,8 +267,10 @@ report() {
         echo "$row"
     done
     echo
-    echo "Mixed load: background cpu on 1 connection, delay on 200, stall on 20; /hello measured on 20 of its own."
-    echo "Best fixed (from the table above): hello ${BEST[hello]}, cpu ${BEST[cpu]}, delay ${BEST[delay]}, stall ${BEST[stall]}."
+    echo "Mixed load: background cpu on 1 connection, delay on 200, stall on 20, persons on 10; /hello measured on 20"
+    echo "of its own. auto-nice-10: all on auto with the pool's workers at nice 10 (pools' \`nice\`), below the loops."
+    echo "Best fixed (from the table above): hello ${BEST[hello]}, cpu ${BEST[cpu]}, delay ${BEST[delay]}, stall ${BEST[stall]},"
+    echo "persons ${BEST[persons]}."
     echo
     echo "| configuration | /hello req/s | /hello p99 ms (median) | p99 / best-fixed p99 |"
     echo "|---|---|---|---|"
