@@ -88,18 +88,18 @@ ParameterizedTest(wt_policy *p, dbcancel, waiting_for_a_transaction_connection_e
     int waiter = wt_send_get(&s, next);
     wt_await_metric(&s, "weft_db_connection_waiters", 1, 1, 20000);
     close(waiter);
-    double t_left = wt_await_metric(&s, "weft_db_connection_waiters", 0, 0, 5000);
-    free(wt_wait_log(&s, "dbslow: begin=-5", 5000)); /* WEFT_CANCELLED, not a connection */
+    double t_left = wt_await_metric(&s, "weft_db_connection_waiters", 0, 0, 20000);
+    free(wt_wait_log(&s, "dbslow: begin=-5", 20000)); /* WEFT_CANCELLED, not a connection */
     cr_expect_eq(wt_metric(&s, "weft_db_transactions_open"), 1, "the withdrawn waiter took a connection");
 
     close(holder);
-    double t_rolled = wt_await_metric(&s, "weft_db_transactions_open", 0, 0, 5000);
-    free(wt_wait_log(&s, "request cancelled (the client went away) with a transaction open; rolled back", 5000));
+    double t_rolled = wt_await_metric(&s, "weft_db_transactions_open", 0, 0, 20000);
+    free(wt_wait_log(&s, "request cancelled (the client went away) with a transaction open; rolled back", 20000));
     printf("dbcancel: %s: a waiter for the transaction connection left in %.0f ms; the holder's 60 s statement "
            "was cancelled and rolled back in %.0f ms\n",
            p->name, t_left, t_rolled);
     /* The lock is free and the connection is clean. */
-    get_ok_soon(&s, next, 5000);
+    get_ok_soon(&s, next, 20000);
     cr_expect_eq(wt_metric(&s, "weft_db_connection_waiters"), 0);
     cr_expect_eq(wt_metric(&s, "weft_db_transactions_open"), 0);
     wt_finish(&s);
