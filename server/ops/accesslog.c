@@ -11,7 +11,7 @@
 typedef struct access_logger {
     h2o_logger_t super;
     h2o_logconf_t *conf;
-    /* The same with %h taken from the "weft-client" entry http/client_addr.c
+    /* The same with %h taken from the "weft-client" env entry http/client_addr.c
      * sets for a client behind a trusted proxy (h2o's %h is the socket's). */
     h2o_logconf_t *proxied;
 } access_logger;
@@ -25,8 +25,16 @@ static void log_access(h2o_logger_t *self, h2o_req_t *req)
     char buf[4096];
     size_t len = sizeof(buf);
     h2o_logconf_t *conf = l->conf;
-    if (req->env.size != 0 && h2o_req_getenv(req, H2O_STRLIT("weft-client"), 0) != NULL)
+    h2o_iovec_t *client = req->env.size != 0 ? h2o_req_getenv(req, H2O_STRLIT("weft-client"), 0) : NULL;
+    if (client != NULL) {
+        /* Read back as a request header (h2o frees an env field's name only
+         * with a leak); one the client sent itself must not be the one found. */
+        ssize_t i;
+        while ((i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("weft-client"), -1)) >= 0)
+            h2o_delete_header(&req->headers, i);
+        h2o_add_header_by_str(&req->pool, &req->headers, H2O_STRLIT("weft-client"), 0, NULL, client->base, client->len);
         conf = l->proxied;
+    }
     char *line = h2o_log_request(conf, req, &len, buf);
     /* One write per line (O_APPEND): lines from several loops never mix, and
      * a reopen swaps the descriptor under it with dup2, never closing it. */
@@ -43,10 +51,10 @@ static void dispose(h2o_logger_t *self)
     h2o_logconf_dispose(l->proxied);
 }
 
-/* fmt with each %h as %{weft-client}e; NULL without memory. */
+/* fmt with each %h as %{weft-client}i; NULL without memory. */
 static h2o_logconf_t *compile_proxied(const char *fmt, char *err)
 {
-    static const char sub[] = "%{weft-client}e";
+    static const char sub[] = "%{weft-client}i";
     char *out = malloc(strlen(fmt) * (sizeof(sub) - 1) + 1), *o = out;
     if (out == NULL) {
         strcpy(err, "out of memory");

@@ -158,7 +158,8 @@ static size_t v2_header(unsigned char *out, int command, int family, const char 
         out[n + 32] = (unsigned char)(sport >> 8), out[n + 33] = (unsigned char)sport, out[n + 34] = 0, out[n + 35] = 80;
     }
     n += alen;
-    memcpy(out + n, tlv, tlv_len);
+    if (tlv_len > 0)
+        memcpy(out + n, tlv, tlv_len);
     n += tlv_len;
     out[14] = (unsigned char)((n - 16) >> 8);
     out[15] = (unsigned char)(n - 16);
