@@ -299,9 +299,11 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     weft_route *route = m.route;
     /* Rate limits before anything else is spent on the request. A body
      * collected below brings the request back here: it was counted once. */
+    uint64_t now = 0;
     if (route->cfg->rate_limit.per != WEFT_RL_NONE &&
         (req->env.size == 0 || h2o_req_getenv(req, H2O_STRLIT("weft-rl"), 0) == NULL)) {
-        if (weft_ratelimit_refuse(req, route, client.key, (size_t)g->cfg->limits.rate_limit_clients, weft_now_ns())) {
+        now = weft_now_ns(); /* read once: the abuse budget and the latency below take it too */
+        if (weft_ratelimit_refuse(req, route, client.key, (size_t)g->cfg->limits.rate_limit_clients, now)) {
             early(req, 429, "too many requests: past this route's rate_limit");
             return 0;
         }
@@ -323,7 +325,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     }
     /* Before anything is copied: a connection past its budget costs nothing more.
      * One clock read serves the budget and the request's latency. */
-    uint64_t now = weft_now_ns();
+    if (now == 0)
+        now = weft_now_ns();
     if (weft_abuse_request_start(L, req, conn, now) != 0) {
         early(req, 503, "connection closed: past its abuse budget");
         return 0;

@@ -14,9 +14,7 @@ struct weft_ratelimit {
     weft_ratelimit_cfg cfg; /* what `id` stands for (under mu) */
     _Atomic uint32_t id;    /* table key part; a new one when the route's rate_limit changes */
     atomic_uint_fast64_t limited;
-    atomic_flag lock; /* per = "route": the one bucket */
-    double tokens;
-    uint64_t stamp_ns;
+    _Atomic uint64_t tat; /* per = "route": the one bucket (http/ratelimit_table.h) */
     struct weft_ratelimit *next;
 };
 
@@ -29,7 +27,7 @@ static int same_cfg(const weft_ratelimit_cfg *a, const weft_ratelimit_cfg *b)
     return a->per == b->per && a->requests == b->requests && a->per_s == b->per_s && a->burst == b->burst;
 }
 
-static struct weft_ratelimit *limit_for(const weft_route_cfg *rc, size_t capacity, uint64_t now_ns)
+static struct weft_ratelimit *limit_for(const weft_route_cfg *rc, size_t capacity)
 {
     if (rc->rate_limit.per == WEFT_RL_CLIENT && weft_rl_table_init(capacity) != 0)
         return NULL;
@@ -42,18 +40,13 @@ static struct weft_ratelimit *limit_for(const weft_route_cfg *rc, size_t capacit
             free(l);
             l = NULL;
         } else {
-            atomic_flag_clear(&l->lock);
             l->next = atomic_load(&head);
             atomic_store(&head, l); /* /metrics walks the list without the mutex */
         }
     }
     if (l != NULL && (l->id == 0 || !same_cfg(&l->cfg, &rc->rate_limit))) {
-        while (atomic_flag_test_and_set_explicit(&l->lock, memory_order_acquire))
-            ;
         l->cfg = rc->rate_limit;
-        l->tokens = (double)rc->rate_limit.burst;
-        l->stamp_ns = now_ns;
-        atomic_flag_clear_explicit(&l->lock, memory_order_release);
+        atomic_store(&l->tat, 0); /* full */
         atomic_store(&l->id, ++last_id == 0 ? ++last_id : last_id);
     }
     pthread_mutex_unlock(&mu);
@@ -74,7 +67,7 @@ static void add_headers(h2o_req_t *req, const weft_ratelimit_cfg *c, const weft_
     n = snprintf(buf, sizeof(buf), "\"%s\";q=%ld;w=%ld", name, c->requests, c->per_s);
     h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("ratelimit-policy"), 0, NULL,
                           h2o_strdup(&req->pool, buf, n).base, n);
-    n = snprintf(buf, sizeof(buf), "\"%s\";r=%ld;t=%llu", name, (long)v->remaining, retry);
+    n = snprintf(buf, sizeof(buf), "\"%s\";r=%llu;t=%llu", name, (unsigned long long)v->remaining, retry);
     h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("ratelimit"), 0, NULL,
                           h2o_strdup(&req->pool, buf, n).base, n);
 }
@@ -88,17 +81,18 @@ int weft_ratelimit_refuse(h2o_req_t *req, weft_route *route, const uint8_t key[1
     if (l == NULL) {
         /* The route's first request in this generation. Without memory the
          * route serves unlimited rather than not at all. */
-        if ((l = limit_for(route->cfg, capacity, now_ns)) == NULL)
+        if ((l = limit_for(route->cfg, capacity)) == NULL)
             return 0;
         atomic_store_explicit(&route->ratelimit, l, memory_order_release);
     }
-    double rate = (double)c->requests / ((double)c->per_s * 1e9), burst = (double)c->burst;
+    weft_rl_rate rate = {.interval_ns = (uint64_t)c->per_s * 1000000000u / (uint64_t)c->requests};
+    if (rate.interval_ns == 0)
+        rate.interval_ns = 1;
+    if (__builtin_mul_overflow(rate.interval_ns, (uint64_t)(c->burst - 1), &rate.tolerance_ns))
+        rate.tolerance_ns = UINT64_MAX / 4;
     weft_rl_verdict v;
     if (c->per == WEFT_RL_ROUTE) {
-        while (atomic_flag_test_and_set_explicit(&l->lock, memory_order_acquire))
-            __builtin_ia32_pause();
-        weft_rl_bucket_take(&l->tokens, &l->stamp_ns, rate, burst, now_ns, &v);
-        atomic_flag_clear_explicit(&l->lock, memory_order_release);
+        weft_rl_take(&l->tat, &rate, now_ns, &v);
     } else {
         uint8_t k[16];
         memcpy(k, key, 16);
@@ -107,7 +101,7 @@ int weft_ratelimit_refuse(h2o_req_t *req, weft_route *route, const uint8_t key[1
         static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
         if (memcmp(k, mapped, 12) != 0)
             memset(k + 8, 0, 8);
-        weft_rl_table_take(atomic_load_explicit(&l->id, memory_order_relaxed), k, rate, burst, now_ns, &v);
+        weft_rl_table_take(atomic_load_explicit(&l->id, memory_order_relaxed), k, &rate, now_ns, &v);
     }
     if (v.allowed)
         return 0;

@@ -11,13 +11,12 @@
 typedef struct entry {
     uint8_t key[16];
     uint32_t id; /* 0: free */
-    double tokens;
-    uint64_t stamp_ns; /* last refill, which is also the last use */
-    uint64_t full_ns;  /* when its bucket is full again: from then on it carries nothing */
+    _Atomic uint64_t tat; /* GCRA: when its bucket is full again; from then on it carries nothing */
+    uint64_t used_ns;     /* last use, for the least recently used */
 } entry;
 
 typedef struct set {
-    atomic_flag lock;
+    pthread_mutex_t mu;
     entry e[WAYS];
 } set;
 
@@ -37,8 +36,15 @@ int weft_rl_table_init(size_t capacity)
          * clients come: a large cap costs nothing on an idle server. */
         set *s = calloc(n, sizeof(*s));
         if (s != NULL) {
+            /* Adaptive: a holder runs a few dozen instructions, so a waiter
+             * spins a little before it sleeps in the kernel (one hot client
+             * on every loop would otherwise pay a futex call per request). */
+            pthread_mutexattr_t a;
+            pthread_mutexattr_init(&a);
+            pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
             for (size_t i = 0; i < n; i++)
-                atomic_flag_clear(&s[i].lock);
+                pthread_mutex_init(&s[i].mu, &a);
+            pthread_mutexattr_destroy(&a);
             if (getrandom(seed, sizeof(seed), 0) != sizeof(seed))
                 seed[0] = (uint64_t)(uintptr_t)s ^ 0x9e3779b97f4a7c15ull, seed[1] = (uint64_t)n * 0xbf58476d1ce4e5b9ull;
             n_sets = n;
@@ -72,31 +78,32 @@ static size_t set_of(uint32_t id, const uint8_t key[16])
     return (size_t)(h % n_sets);
 }
 
-void weft_rl_bucket_take(double *tokens, uint64_t *stamp_ns, double rate_per_ns, double burst, uint64_t now_ns,
-                         weft_rl_verdict *v)
+void weft_rl_take(_Atomic uint64_t *tat, const weft_rl_rate *r, uint64_t now_ns, weft_rl_verdict *v)
 {
-    double t = *tokens;
-    if (now_ns > *stamp_ns) {
-        t += (double)(now_ns - *stamp_ns) * rate_per_ns;
-        if (t > burst)
-            t = burst;
-        *stamp_ns = now_ns;
+    uint64_t old = atomic_load_explicit(tat, memory_order_relaxed), next;
+    for (;;) {
+        uint64_t t = old > now_ns ? old : now_ns; /* a full bucket starts from now */
+        if (t - now_ns > r->tolerance_ns) {
+            v->allowed = 0;
+            v->remaining = 0;
+            v->wait_ns = t - now_ns - r->tolerance_ns;
+            return;
+        }
+        next = t + r->interval_ns;
+        if (atomic_compare_exchange_weak_explicit(tat, &old, next, memory_order_relaxed, memory_order_relaxed))
+            break;
     }
-    v->allowed = t >= 1.0;
-    if (v->allowed)
-        t -= 1.0;
-    *tokens = t;
-    v->remaining = t;
-    v->wait_ns = v->allowed ? 0 : (uint64_t)((1.0 - t) / rate_per_ns) + 1;
-    v->full_ns = (uint64_t)((burst - t) / rate_per_ns);
+    v->allowed = 1;
+    v->wait_ns = 0;
+    uint64_t ahead = next - now_ns; /* <= tolerance + interval */
+    v->remaining = (r->tolerance_ns + r->interval_ns - ahead) / r->interval_ns;
 }
 
-void weft_rl_table_take(uint32_t id, const uint8_t key[16], double rate_per_ns, double burst, uint64_t now_ns,
+void weft_rl_table_take(uint32_t id, const uint8_t key[16], const weft_rl_rate *r, uint64_t now_ns,
                         weft_rl_verdict *v)
 {
     set *s = &sets[set_of(id, key)];
-    while (atomic_flag_test_and_set_explicit(&s->lock, memory_order_acquire))
-        __builtin_ia32_pause();
+    pthread_mutex_lock(&s->mu);
     entry *hit = NULL, *free_e = NULL, *full = NULL, *oldest = NULL;
     for (int i = 0; i < WAYS; i++) {
         entry *e = &s->e[i];
@@ -109,9 +116,9 @@ void weft_rl_table_take(uint32_t id, const uint8_t key[16], double rate_per_ns, 
                 free_e = e;
             continue;
         }
-        if (full == NULL && now_ns >= e->full_ns)
+        if (full == NULL && atomic_load_explicit(&e->tat, memory_order_relaxed) <= now_ns)
             full = e;
-        if (oldest == NULL || e->stamp_ns < oldest->stamp_ns)
+        if (oldest == NULL || e->used_ns < oldest->used_ns)
             oldest = e;
     }
     if (hit == NULL) {
@@ -122,12 +129,11 @@ void weft_rl_table_take(uint32_t id, const uint8_t key[16], double rate_per_ns, 
             atomic_fetch_add_explicit(&evicted, 1, memory_order_relaxed);
         memcpy(hit->key, key, 16);
         hit->id = id;
-        hit->tokens = burst;
-        hit->stamp_ns = now_ns;
+        atomic_store_explicit(&hit->tat, 0, memory_order_relaxed);
     }
-    weft_rl_bucket_take(&hit->tokens, &hit->stamp_ns, rate_per_ns, burst, now_ns, v);
-    hit->full_ns = now_ns + v->full_ns;
-    atomic_flag_clear_explicit(&s->lock, memory_order_release);
+    hit->used_ns = now_ns;
+    weft_rl_take(&hit->tat, r, now_ns, v);
+    pthread_mutex_unlock(&s->mu);
 }
 
 void weft_rl_table_stats(size_t *u, size_t *capacity, uint64_t *ev)
