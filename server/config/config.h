@@ -42,6 +42,7 @@ typedef struct weft_listen_cfg {
     struct weft_cidr *trusted; /* trusted_proxies: peers whose Forwarded / X-Forwarded-* count */
     size_t n_trusted;
     int proxy_protocol; /* every connection starts with a PROXY v1/v2 header (restart-only) */
+    int forwarded;      /* client_header = "Forwarded" (RFC 7239) instead of X-Forwarded-For */
 } weft_listen_cfg;
 
 typedef struct weft_pool_cfg {

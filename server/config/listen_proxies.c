@@ -1,5 +1,6 @@
-/* A listen group's trusted_proxies = [ "10.0.0.0/8", "::1", ... ] and
- * proxy_protocol = true: which peers may say who the client is
+/* A listen group's trusted_proxies = [ "10.0.0.0/8", "::1", ... ], the
+ * header they name the client in (client_header) and proxy_protocol = true:
+ * which peers may say who the client is
  * (http/client_addr.c reads the headers, core/proxyproto.c the PROXY header). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@ int weft_cfg_load_proxies(vctx *v, const config_setting_t *g, const char *where,
     v->failed = 0;
     config_setting_t *pp = weft_cfg_member(v, g, where, "proxy_protocol", CONFIG_TYPE_BOOL);
     out->proxy_protocol = pp != NULL && config_setting_get_bool(pp);
+    static const char *const headers[] = {"X-Forwarded-For", "Forwarded"};
+    out->forwarded = weft_cfg_choice(v, g, where, "client_header", headers, 2, 0) == 1;
     config_setting_t *list = weft_cfg_member(v, g, where, "trusted_proxies", CONFIG_TYPE_ARRAY);
     int n = list != NULL ? config_setting_length(list) : 0;
     if (list != NULL && n == 0)

@@ -206,10 +206,11 @@ void weft_client_addr(h2o_req_t *req, const weft_listen_cfg *lc, weft_client *ou
     uint8_t a[16];
     uint16_t port = 0;
     int https = -1;
-    int moved = h2o_find_header(&req->headers, H2O_TOKEN_FORWARDED, -1) >= 0
-                    ? walk(req, H2O_TOKEN_FORWARDED, 1, lc, a, &port, &https)
-                    : walk(req, H2O_TOKEN_X_FORWARDED_FOR, 0, lc, a, &port, &https);
-    if (https < 0) {
+    /* One header, the one the proxies are said to set: the other passes
+     * through them untouched, so a client could write it whole. */
+    int moved = lc->forwarded ? walk(req, H2O_TOKEN_FORWARDED, 1, lc, a, &port, &https)
+                              : walk(req, H2O_TOKEN_X_FORWARDED_FOR, 0, lc, a, &port, &https);
+    if (!lc->forwarded) {
         ssize_t i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("x-forwarded-proto"), -1);
         if (i >= 0) { /* the first value: the scheme the client used with the outermost proxy */
             const h2o_iovec_t *v = &req->headers.entries[i].value;

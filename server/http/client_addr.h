@@ -2,9 +2,10 @@
  * Who the client is when a proxy stands in front: on a listener with
  * trusted_proxies, a request whose peer (the socket's, or the PROXY
  * header's) is one of them is taken to come from the address its
- * Forwarded (RFC 7239) or, without one, X-Forwarded-For header names,
- * walked right to left past the trusted hops (nginx's real_ip_recursive).
- * X-Forwarded-Proto (or Forwarded proto=) from such a peer sets the scheme.
+ * X-Forwarded-For (or, with client_header = "Forwarded", its RFC 7239
+ * Forwarded) header names, walked right to left past the trusted hops
+ * (nginx's real_ip_recursive). X-Forwarded-Proto (Forwarded's proto=) from
+ * such a peer sets the scheme.
  * From any other peer the headers change nothing.
  */
 #ifndef WEFT_CLIENT_ADDR_H

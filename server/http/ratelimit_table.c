@@ -20,7 +20,7 @@ typedef struct set {
     entry e[WAYS];
 } set;
 
-static set *sets;
+static set *_Atomic sets; /* published once, after n_sets */
 static size_t n_sets;
 static uint64_t seed[2];
 static atomic_size_t used;
@@ -48,8 +48,7 @@ int weft_rl_table_init(size_t capacity)
             if (getrandom(seed, sizeof(seed), 0) != sizeof(seed))
                 seed[0] = (uint64_t)(uintptr_t)s ^ 0x9e3779b97f4a7c15ull, seed[1] = (uint64_t)n * 0xbf58476d1ce4e5b9ull;
             n_sets = n;
-            atomic_thread_fence(memory_order_release);
-            sets = s;
+            atomic_store_explicit(&sets, s, memory_order_release);
         }
     }
     int rc = sets != NULL ? 0 : -1;
@@ -102,7 +101,7 @@ void weft_rl_take(_Atomic uint64_t *tat, const weft_rl_rate *r, uint64_t now_ns,
 void weft_rl_table_take(uint32_t id, const uint8_t key[16], const weft_rl_rate *r, uint64_t now_ns,
                         weft_rl_verdict *v)
 {
-    set *s = &sets[set_of(id, key)];
+    set *s = &atomic_load_explicit(&sets, memory_order_acquire)[set_of(id, key)];
     pthread_mutex_lock(&s->mu);
     entry *hit = NULL, *free_e = NULL, *full = NULL, *oldest = NULL;
     for (int i = 0; i < WAYS; i++) {
@@ -139,6 +138,6 @@ void weft_rl_table_take(uint32_t id, const uint8_t key[16], const weft_rl_rate *
 void weft_rl_table_stats(size_t *u, size_t *capacity, uint64_t *ev)
 {
     *u = atomic_load_explicit(&used, memory_order_relaxed);
-    *capacity = n_sets * WAYS;
+    *capacity = atomic_load_explicit(&sets, memory_order_acquire) != NULL ? n_sets * WAYS : 0;
     *ev = atomic_load_explicit(&evicted, memory_order_relaxed);
 }

@@ -17,14 +17,17 @@
 #include "harness.h"
 
 /* listen[0]: trusts 127.0.0.1 and 10/8; listen[1]: PROXY protocol;
- * listen[2]: PROXY protocol from a balancer in 192.0.2.0/24 that also sets X-Forwarded-For. */
+ * listen[2]: PROXY protocol from a balancer in 192.0.2.0/24 that also sets X-Forwarded-For;
+ * listen[3]: like listen[0], with proxies that set Forwarded. */
 static void start(wt_server *s, const char *limits)
 {
     wt_startf(s,
               "threads = 2;\n"
               "listen = ( { address = \"127.0.0.1:0\"; trusted_proxies = [\"127.0.0.1\", \"10.0.0.0/8\"]; },\n"
               "           { address = \"127.0.0.1:0\"; proxy_protocol = true; },\n"
-              "           { address = \"127.0.0.1:0\"; proxy_protocol = true; trusted_proxies = [\"192.0.2.0/24\"]; } );\n"
+              "           { address = \"127.0.0.1:0\"; proxy_protocol = true; trusted_proxies = [\"192.0.2.0/24\"]; },\n"
+              "           { address = \"127.0.0.1:0\"; trusted_proxies = [\"127.0.0.1\", \"10.0.0.0/8\"];\n"
+              "             client_header = \"Forwarded\"; } );\n"
               "limits = { %s };\n"
               "log = { level = \"info\"; access_log = \"%s/access.log\"; };\n"
               "routes = (\n" WT_EACH_POLICY("/info/{id}", "reqinfo", "") ",\n" WT_HELLO_ROUTE ");\n",
@@ -76,8 +79,14 @@ ParameterizedTest(wt_policy *p, proxies, headers_count_from_trusted_peers_only, 
     expect_peer("127.0.0.1", port, path, "X-Forwarded-For: 203.0.113.1, 198.51.100.7, 10.1.2.3\r\n", "198.51.100.7:0");
     /* Every hop trusted: the leftmost is the client. */
     expect_peer("127.0.0.1", port, path, "X-Forwarded-For: 10.0.0.5, 10.0.0.6\r\n", "10.0.0.5:0");
-    /* Forwarded wins over X-Forwarded-For; an IPv6 node with its port; proto= sets the scheme. */
-    char *r = from_get("127.0.0.1", port, path,
+    /* Proxies said to set X-Forwarded-For pass a client's Forwarded through untouched: it counts for nothing. */
+    expect_peer("127.0.0.1", port, path, "Forwarded: for=198.51.100.50\r\n", "127.0.0.1:");
+    expect_peer("127.0.0.1", port, path, "Forwarded: for=198.51.100.50\r\nX-Forwarded-For: 198.51.100.51\r\n",
+                "198.51.100.51:0");
+    /* client_header = "Forwarded": the other way round; an IPv6 node with its port; proto= sets the scheme. */
+    int fport = listen_port(&s, 3);
+    expect_peer("127.0.0.1", fport, path, "X-Forwarded-For: 198.51.100.52\r\n", "127.0.0.1:");
+    char *r = from_get("127.0.0.1", fport, path,
                        "Forwarded: for=\"[2001:db8:cafe::17]:4711\";proto=https, for=10.9.9.9\r\n"
                        "X-Forwarded-For: 198.51.100.99\r\n");
     cr_assert_str_eq(peer_of(r, v, sizeof(v)), "2001:db8:cafe::17:4711", "%s", r);
@@ -122,9 +131,12 @@ Test(proxies, malformed_headers_are_ignored_and_logged_once_in_a_while, .timeout
     /* Past the bogus hop further left nothing is read: the client is what it should be. */
     expect_peer("127.0.0.1", port, "/pool/info/1", "X-Forwarded-For: <script>, 198.51.100.7\r\n", "198.51.100.7:0");
     /* RFC 7239's unknown and obfuscated nodes end the walk too, unlogged. */
-    expect_peer("127.0.0.1", port, "/pool/info/1", "Forwarded: for=unknown\r\n", "127.0.0.1:");
-    expect_peer("127.0.0.1", port, "/pool/info/1", "Forwarded: for=_hidden, for=10.0.0.2\r\n", "10.0.0.2:0");
-    expect_peer("127.0.0.1", port, "/pool/info/1", "Forwarded: by=10.0.0.3\r\n", "127.0.0.1:");
+    int fport = listen_port(&s, 3);
+    expect_peer("127.0.0.1", fport, "/pool/info/1", "Forwarded: for=unknown\r\n", "127.0.0.1:");
+    expect_peer("127.0.0.1", fport, "/pool/info/1", "Forwarded: for=_hidden, for=10.0.0.2\r\n", "10.0.0.2:0");
+    expect_peer("127.0.0.1", fport, "/pool/info/1", "Forwarded: by=10.0.0.3\r\n", "127.0.0.1:");
+    expect_peer("127.0.0.1", fport, "/pool/info/1", "Forwarded: for=198.51.100.7;proto=https;by=10.0.0.9\r\n",
+                "198.51.100.7:0");
     /* A chain of trusted hops longer than 32: the 32nd from the right stands. */
     char chain[8192] = "X-Forwarded-For: ";
     for (int i = 1; i <= 200; i++)
@@ -349,7 +361,8 @@ Test(proxies, config_errors_name_file_and_line, .timeout = 30)
     char *out = check(&s,
                       "listen = ( { address = \"127.0.0.1:0\";\n"
                       "  trusted_proxies = [\"10.0.0.0/33\", \"10.0.0.1/8\", \"banana\", \"::1/129\"]; },\n"
-                      "  { address = \"127.0.0.1:0\"; trusted_proxies = []; proxy_protocol = \"yes\"; } );\n"
+                      "  { address = \"127.0.0.1:0\"; trusted_proxies = []; proxy_protocol = \"yes\";\n"
+                      "    client_header = \"X-Real-IP\"; } );\n"
                       WT_HELLO_ROUTES "\n",
                       &rc);
     cr_assert_eq(rc, 1, "%s", out);
@@ -359,5 +372,7 @@ Test(proxies, config_errors_name_file_and_line, .timeout = 30)
     cr_assert_not_null(strstr(out, "'::1/129': the prefix length must be 0-128"), "%s", out);
     cr_assert_not_null(strstr(out, ":3: listen[1].trusted_proxies: an empty list trusts nobody"), "%s", out);
     cr_assert_not_null(strstr(out, ":3: listen[1].proxy_protocol"), "%s", out);
+    cr_assert_not_null(strstr(out, ":4: listen[1].client_header: 'X-Real-IP' is not one of X-Forwarded-For, Forwarded"),
+                       "%s", out);
     free(out);
 }
