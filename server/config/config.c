@@ -191,7 +191,7 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
     config_setting_t *stream = weft_cfg_member(v, g, where, "stream_body", CONFIG_TYPE_BOOL);
     r.stream_body = stream != NULL && config_setting_get_bool(stream);
     r.max_concurrent = (int)weft_cfg_int(v, g, where, "max_concurrent", 0, 10000000, 0);
-    if (!weft_cfg_load_route_rate_limit(v, g, where, &r))
+    if (!weft_cfg_load_rate_limit(v, g, where, &r.rate_limit, &cfg->rate_limit))
         ok = 0;
 
     config_setting_t *options = weft_cfg_member(v, g, where, "options", CONFIG_TYPE_GROUP);
@@ -469,7 +469,8 @@ static weft_config *load_text(const char *path, const char *text, const weft_dro
 {
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
-                                           "admin",     "watch",    "pid_file",    "observability", "user", "plugins", "state_dir", "websocket", NULL};
+                                           "admin",     "watch",    "pid_file",    "observability", "user", "plugins", "state_dir", "websocket",
+                                           "rate_limit", NULL};
     weft_config *cfg = weft_cfg_calloc(1, sizeof(*cfg));
     cfg->path = weft_cfg_strdup(path);
     cfg->text = weft_cfg_strdup(text);
@@ -498,6 +499,7 @@ static weft_config *load_text(const char *path, const char *text, const weft_dro
         cfg->state_dir = state_dir[0] == '/' ? weft_cfg_strdup(state_dir) : weft_cfg_resolve_path(cfg->path, state_dir);
     load_plugin_dirs(&v, cfg, root);
     load_groups(&v, cfg, root);
+    weft_cfg_load_rate_limit(&v, root, "", &cfg->rate_limit, NULL); /* before the routes: their default */
     load_pools(&v, cfg, root);
     load_routes(&v, cfg, root);
     fragment_reader fr = {&v, cfg};

@@ -189,6 +189,7 @@ typedef struct weft_config {
         int grace_s;
     } shutdown;
     weft_ws_cfg websocket;
+    weft_ratelimit_cfg rate_limit; /* the top level's: every route's without one of its own */
     weft_db_cfg database;
     struct {
         int enabled;

@@ -156,6 +156,28 @@ Test(ratelimit, a_bucket_refills_at_its_rate, .timeout = 60)
     wt_finish(&s);
 }
 
+Test(ratelimit, a_top_level_rate_limit_is_every_routes_default, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 2;\n" WT_LISTEN "\n"
+                 "rate_limit = { per = \"client\"; requests = 1; per_s = 3600; };\n"
+                 "routes = (\n" WT_ROUTE("/a", "hello", "reactive", "") ",\n"
+                 WT_ROUTE("/b", "hello", "reactive", "") ",\n"
+                 WT_ROUTE("/own", "hello", "reactive", RL("client", 2, 3600, "")) ",\n"
+                 WT_ROUTE("/free", "hello", "reactive", " rate_limit = false;") ");\n");
+    /* Each route has a bucket of its own, from the same default. */
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/a", NULL, NULL), 200);
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/a", NULL, NULL), 429);
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/b", NULL, NULL), 200);
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/b", NULL, NULL), 429);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(get_status("127.0.0.2", s.port, "/own", NULL, NULL), 200);
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/own", NULL, NULL), 429);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(get_status("127.0.0.2", s.port, "/free", NULL, NULL), 200);
+    wt_finish(&s);
+}
+
 /* A body that arrives after the head is collected first and brings the
  * request back through the dispatcher: it still takes one token, not two. */
 Test(ratelimit, a_collected_body_takes_one_token, .timeout = 60)
@@ -322,7 +344,8 @@ Test(ratelimit, config_errors_name_file_and_line, .timeout = 30)
                       WT_ROUTE("/a", "hello", "reactive", " rate_limit = { per = \"ip\"; requests = 0; per_s = 0; };") ",\n"
                       WT_ROUTE("/b", "hello", "reactive", " rate_limit = { per_s = 5; burst = 0; colour = 1; };") ",\n"
                       WT_ROUTE("/c", "hello", "reactive", " rate_limit = 5;") "\n"
-                      ");\n",
+                      ");\n"
+                      "rate_limit = { per = \"route\"; };\n",
                       &rc);
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert_not_null(strstr(out, ":2: limits.rate_limit_clients"), "%s", out);
@@ -334,5 +357,6 @@ Test(ratelimit, config_errors_name_file_and_line, .timeout = 30)
     cr_assert_not_null(strstr(out, ":5: routes[1].rate_limit"), "%s", out);
     cr_assert_not_null(strstr(out, "colour"), "%s", out);
     cr_assert_not_null(strstr(out, ":6: routes[2]: rate_limit must be a group"), "%s", out);
+    cr_assert_not_null(strstr(out, ":8: rate_limit.requests: is required"), "%s", out);
     free(out);
 }
