@@ -345,6 +345,58 @@ Test(proxies, proxy_protocol_address_is_the_one_connection_caps_count, .timeout 
     wt_finish(&s);
 }
 
+/* HAProxy in TCP mode in front of weft's TLS: the PROXY header comes first,
+ * in clear, then the TLS handshake. The client is Python's ssl module. */
+Test(proxies, proxy_protocol_in_front_of_tls, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_write_conf(&s, "# placeholder\n");
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && openssl req -x509 -newkey rsa:2048 -nodes -keyout server.key -out server.crt -days 2 "
+             "-subj /CN=localhost >/dev/null 2>&1",
+             s.dir);
+    cr_assert_eq(system(cmd), 0, "openssl req failed");
+    wt_startf(&s,
+              "threads = 2;\n"
+              "listen = ( \"127.0.0.1:0\", { address = \"127.0.0.1:0\"; proxy_protocol = true;\n"
+              "  tls = { certificate = \"server.crt\"; key = \"server.key\"; }; } );\n"
+              "routes = (\n" WT_EACH_POLICY("/info/{id}", "reqinfo", "") ");\n");
+    int port = 0;
+    char *log = wt_read_log(&s);
+    const char *https = strstr(log, "listening on https://127.0.0.1:");
+    cr_assert_not_null(https, "%s", log);
+    port = atoi(https + strlen("listening on https://127.0.0.1:"));
+    free(log);
+    char script[320];
+    snprintf(script, sizeof(script), "%s/client.py", s.dir);
+    FILE *f = fopen(script, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "import socket, ssl, sys\n"
+               "s = socket.create_connection(('127.0.0.1', %d), timeout=15)\n"
+               "s.sendall(b'PROXY TCP4 203.0.113.77 127.0.0.1 5555 443\\r\\n')\n"
+               "c = ssl.create_default_context(); c.check_hostname = False; c.verify_mode = ssl.CERT_NONE\n"
+               "t = c.wrap_socket(s, server_hostname='localhost')\n"
+               "t.sendall(b'GET /coroutine/info/1 HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')\n"
+               "out = b''\n"
+               "while True:\n"
+               "    b = t.recv(4096)\n"
+               "    if not b: break\n"
+               "    out += b\n"
+               "sys.stdout.write(out.decode())\n",
+            port);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s 2>&1", script);
+    FILE *p = popen(cmd, "r");
+    char out[8192];
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    cr_assert_eq(pclose(p), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "HTTP/1.1 200"), "%s", out);
+    cr_assert_not_null(strstr(out, "\npeer=203.0.113.77:5555\n"), "%s", out);
+    wt_finish(&s);
+}
+
 static char *check(wt_server *s, const char *conf, int *rc)
 {
     char *out;
