@@ -41,6 +41,7 @@ typedef struct weft_loop_stats {
     atomic_uint_fast64_t conn_abuse_closed; /* connections shut down past an abuse budget */
     atomic_uint_fast64_t conn_evicted;      /* idle connections closed at max_connections for new ones */
     atomic_uint_fast64_t conn_per_ip_refused; /* closed at accept past limits.max_connections_per_ip */
+    atomic_uint_fast64_t conn_proxy_refused;  /* closed on a proxy_protocol listener: no valid PROXY header */
     atomic_uint_fast64_t outbound[12];      /* outbound HTTP calls by weft_http_error */
     atomic_int_fast64_t fd_waits;           /* plugin fd waits parked (workers of this loop's requests too: atomic add) */
     atomic_int_fast64_t ws_open;            /* WebSockets open on this loop */

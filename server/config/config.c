@@ -83,7 +83,7 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
 {
     static const char *const keys[] = {"path",     "methods",     "plugin",         "dispatch", "pool",
                                        "options",  "timeout_ms",  "max_concurrent", "max_body", "stream_body",
-                                       "auto",     NULL};
+                                       "auto",     "rate_limit", NULL};
     char where[64];
     snprintf(where, sizeof(where), "routes[%d]", index);
     if (!config_setting_is_group(g)) {
@@ -193,6 +193,8 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
     config_setting_t *stream = weft_cfg_member(v, g, where, "stream_body", CONFIG_TYPE_BOOL);
     r.stream_body = stream != NULL && config_setting_get_bool(stream);
     r.max_concurrent = (int)weft_cfg_int(v, g, where, "max_concurrent", 0, 10000000, 0);
+    if (!weft_cfg_load_rate_limit(v, g, where, &r.rate_limit, &cfg->rate_limit))
+        ok = 0;
 
     config_setting_t *options = weft_cfg_member(v, g, where, "options", CONFIG_TYPE_GROUP);
     if (options == NULL && config_setting_get_member(g, "options") != NULL)
@@ -256,7 +258,8 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
                                               "request_timeout_ms", "idle_timeout_ms", "timeout_ms",
                                               "max_resets", "reset_window_ms", "max_inflight_per_conn",
                                               "max_header_line", "max_headers",
-                                              "max_route_file_size", "max_route_file_routes", NULL};
+                                              "max_route_file_size", "max_route_file_routes",
+                                              "rate_limit_clients", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
     static const char *const log_keys[] = {"level", "access_log", "error_log", "format", "request_id_header", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
@@ -285,8 +288,11 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
      * under a second of the control thread's time. */
     cfg->limits.max_route_file_size = 4 * 1024 * 1024;
     cfg->limits.max_route_file_routes = 10000;
+    cfg->limits.rate_limit_clients = 65536;
     if ((g = weft_cfg_member(v, root, "", "limits", CONFIG_TYPE_GROUP)) != NULL) {
         weft_cfg_check_keys(v, g, "limits", limits_keys);
+        cfg->limits.rate_limit_clients =
+            (int)weft_cfg_int(v, g, "limits", "rate_limit_clients", 64, 16777216, 65536);
         cfg->limits.max_body = (size_t)weft_cfg_int(v, g, "limits", "max_body", 0, 1LL << 40, 1024 * 1024);
         cfg->limits.max_uri = (size_t)weft_cfg_int(v, g, "limits", "max_uri", 256, 400000, 8192);
         cfg->limits.max_connections = (int)weft_cfg_int(v, g, "limits", "max_connections", 1, 10000000, 10000);
@@ -468,7 +474,8 @@ static weft_config *load_text(const char *path, const char *text, const weft_dro
 {
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
-                                           "admin",     "watch",    "pid_file",    "observability", "user", "plugins", "state_dir", "websocket", NULL};
+                                           "admin",     "watch",    "pid_file",    "observability", "user", "plugins", "state_dir", "websocket",
+                                           "rate_limit", NULL};
     weft_config *cfg = weft_cfg_calloc(1, sizeof(*cfg));
     cfg->path = weft_cfg_strdup(path);
     cfg->text = weft_cfg_strdup(text);
@@ -497,6 +504,7 @@ static weft_config *load_text(const char *path, const char *text, const weft_dro
         cfg->state_dir = state_dir[0] == '/' ? weft_cfg_strdup(state_dir) : weft_cfg_resolve_path(cfg->path, state_dir);
     load_plugin_dirs(&v, cfg, root);
     load_groups(&v, cfg, root);
+    weft_cfg_load_rate_limit(&v, root, "", &cfg->rate_limit, NULL); /* before the routes: their default */
     load_pools(&v, cfg, root);
     load_routes(&v, cfg, root);
     fragment_reader fr = {&v, cfg};
@@ -532,6 +540,7 @@ void weft_config_free(weft_config *cfg)
         return;
     for (size_t i = 0; i < cfg->n_listen; i++) {
         free(cfg->listen[i].host);
+        free(cfg->listen[i].trusted);
         if (cfg->listen[i].tls != NULL) {
             free(cfg->listen[i].tls->certificate);
             free(cfg->listen[i].tls->key);

@@ -39,6 +39,10 @@ typedef struct weft_listen_cfg {
     uint16_t cfg_port; /* the port as configured */
     int line;
     weft_tls_cfg *tls; /* NULL: cleartext (HTTP/1.1 and HTTP/2 with prior knowledge) */
+    struct weft_cidr *trusted; /* trusted_proxies: peers whose Forwarded / X-Forwarded-* count */
+    size_t n_trusted;
+    int proxy_protocol; /* every connection starts with a PROXY v1/v2 header (restart-only) */
+    int forwarded;      /* client_header = "Forwarded" (RFC 7239) instead of X-Forwarded-For */
 } weft_listen_cfg;
 
 typedef struct weft_pool_cfg {
@@ -59,6 +63,16 @@ typedef struct weft_auto_cfg {
     int probe_max_s; /* cap of the interval, doubled by each probe that blocked */
 } weft_auto_cfg;
 
+/* A route's rate_limit group (http/ratelimit.c): a token bucket of `burst`
+ * requests refilled at requests / per_s a second, per client or for the route. */
+enum { WEFT_RL_NONE, WEFT_RL_CLIENT, WEFT_RL_ROUTE };
+typedef struct weft_ratelimit_cfg {
+    int per;       /* WEFT_RL_* */
+    long requests; /* this many ... */
+    long per_s;    /* ... every per_s seconds */
+    long burst;    /* the bucket's size: requests at once after a quiet spell */
+} weft_ratelimit_cfg;
+
 typedef struct weft_route_cfg {
     char *path;       /* pattern, e.g. "/persons/{id}" */
     unsigned methods; /* WEFT_M_* mask */
@@ -71,6 +85,7 @@ typedef struct weft_route_cfg {
     size_t max_body;           /* largest request body; limits.max_body unless set */
     int stream_body;           /* the handler reads the body as it arrives (req_body_read) */
     int max_concurrent;        /* requests of this route in flight at once; more: 503; 0: no cap */
+    weft_ratelimit_cfg rate_limit; /* per == WEFT_RL_NONE: no limit */
     const char *file;
     int line;
 } weft_route_cfg;
@@ -151,6 +166,7 @@ typedef struct weft_config {
         size_t max_headers;     /* HTTP/1 request header lines in total, bytes; more: 431 */
         size_t max_route_file_size;   /* bytes of one route fragment; bigger: refused */
         size_t max_route_file_routes; /* routes in one route fragment; more: refused */
+        int rate_limit_clients; /* entries of the per-client rate limit table (restart-only) */
     } limits;
     struct {
         int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */
@@ -174,6 +190,7 @@ typedef struct weft_config {
         int grace_s;
     } shutdown;
     weft_ws_cfg websocket;
+    weft_ratelimit_cfg rate_limit; /* the top level's: every route's without one of its own */
     weft_db_cfg database;
     struct {
         int enabled;

@@ -27,6 +27,11 @@ int weft_config_restart_only(const weft_config *old, const weft_config *cur, cha
                          (old->listen[i].tls == NULL) != (cur->listen[i].tls == NULL);
     if (listen_changed)
         note(why, sizeof(why), "listen addresses");
+    for (size_t i = 0; !listen_changed && i < cur->n_listen; i++)
+        if (old->listen[i].proxy_protocol != cur->listen[i].proxy_protocol) {
+            note(why, sizeof(why), "listen[].proxy_protocol");
+            break;
+        }
     if (old->admin.enabled != cur->admin.enabled || !same_string(old->admin.host, cur->admin.host) ||
         old->admin.cfg_port != cur->admin.cfg_port)
         note(why, sizeof(why), "admin listener");
@@ -34,6 +39,8 @@ int weft_config_restart_only(const weft_config *old, const weft_config *cur, cha
         note(why, sizeof(why), "coroutine.stack_size");
     if (old->limits.max_body != cur->limits.max_body)
         note(why, sizeof(why), "limits.max_body");
+    if (old->limits.rate_limit_clients != cur->limits.rate_limit_clients)
+        note(why, sizeof(why), "limits.rate_limit_clients");
     if (old->limits.max_connections != cur->limits.max_connections)
         note(why, sizeof(why), "limits.max_connections");
     if (old->limits.request_timeout_ms != cur->limits.request_timeout_ms)

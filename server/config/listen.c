@@ -61,12 +61,17 @@ static int parse_listen(vctx *v, const config_setting_t *s, const char *where, w
 static int parse_listen_group(vctx *v, weft_config *cfg, const config_setting_t *g, const char *where,
                               weft_listen_cfg *out)
 {
-    static const char *const keys[] = {"address", "tls", NULL};
+    static const char *const keys[] = {"address", "tls", "trusted_proxies", "proxy_protocol",
+                                       "client_header", NULL};
     static const char *const tls_keys[] = {"certificate", "key", "min_version", "ciphers", NULL};
     weft_cfg_check_keys(v, g, where, keys);
     config_setting_t *addr = weft_cfg_require(v, g, where, "address", CONFIG_TYPE_STRING);
     if (addr == NULL || parse_listen(v, addr, where, out) != 0)
         return -1;
+    if (weft_cfg_load_proxies(v, g, where, out) != 0) {
+        free(out->host);
+        return -1;
+    }
     config_setting_t *t = weft_cfg_member(v, g, where, "tls", CONFIG_TYPE_GROUP);
     if (t == NULL)
         return 0;

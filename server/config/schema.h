@@ -61,6 +61,14 @@ char *weft_cfg_secret_read(vctx *v, const config_setting_t *s, const char *where
 /* route_auto.c: a route's `auto` group into r->adapt (defaults when absent); 0 on an error. */
 int weft_cfg_load_route_auto(vctx *v, const config_setting_t *route, const char *where, weft_route_cfg *r);
 
+/* route_ratelimit.c: the `rate_limit` group of `parent` (a route: `def` is the top level's, taken when it has
+ * none, and `false` opts out; the top level: `def` NULL, where "") into *out; 0 on an error. */
+int weft_cfg_load_rate_limit(vctx *v, const config_setting_t *parent, const char *where, weft_ratelimit_cfg *out,
+                             const weft_ratelimit_cfg *def);
+
+/* listen_proxies.c: a listen group's trusted_proxies and proxy_protocol into `out`; 0, or -1 after reporting. */
+int weft_cfg_load_proxies(vctx *v, const config_setting_t *g, const char *where, weft_listen_cfg *out);
+
 /* listen.c */
 void weft_cfg_load_listen(vctx *v, weft_config *cfg, const config_setting_t *root);
 void weft_cfg_load_admin(vctx *v, weft_config *cfg, const config_setting_t *root);

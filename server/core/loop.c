@@ -8,6 +8,7 @@
 
 #include "base/log.h"
 #include "base/signals.h"
+#include "core/proxyproto.h"
 
 _Thread_local weft_loop *weft_loop_current;
 
@@ -113,6 +114,8 @@ static void on_conn_close(void *data)
     weft_loop *L = c->loop;
     if (c->peer_counted)
         weft_peers_release(&c->peer);
+    if (c->pp_done != NULL) /* closed while its PROXY header was awaited (a stop) */
+        weft_timers_cancel(L->timers, &c->pp_timer);
     if (c->older != NULL)
         c->older->newer = c->newer;
     else
@@ -231,8 +234,32 @@ static int refuse_per_ip(weft_loop *L, h2o_socket_t *sock, weft_peer_key *peer, 
     return 1;
 }
 
+/* A PROXY header was read (or was not): the address it named is the peer
+ * now, so the per-address cap is decided on the client's, not the balancer's. */
+static void proxy_header_done(weft_conn *c, int rc)
+{
+    weft_loop *L = c->loop;
+    h2o_socket_t *sock = c->sock;
+    if (rc != 0) {
+        weft_stat_add(&L->stats->conn_proxy_refused, 1);
+        static _Atomic uint64_t last_log;
+        if (log_due(&last_log))
+            weft_log_warn("closing a connection on a proxy_protocol listener: no valid PROXY v1/v2 header "
+                          "(malformed, missing, or not complete within %u ms); more are counted in weft_connections_refused_total{reason=\"proxy_protocol\"}, "
+                          "logged at most every 10 s",
+                          conf.proxy_timeout_ms);
+        h2o_socket_close(sock);
+        return;
+    }
+    if (refuse_per_ip(L, sock, &c->peer, &c->peer_counted))
+        return;
+    h2o_accept(c->pp_actx, sock);
+}
+
 static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t *actx)
 {
+    int li = actx != &L->admin_accept_ctx ? (int)(actx - L->accept_ctxs) : -1;
+    int proxied = li >= 0 && conf.proxy_protocol != NULL && conf.proxy_protocol[li];
     /* A bounded batch, so one busy listener cannot starve the loop. */
     for (int i = 0; i < 64; i++) {
         if (open_connections() >= L->max_connections) {
@@ -269,7 +296,7 @@ static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t 
         }
         weft_peer_key peer = {{0}};
         int counted = 0;
-        if (actx != &L->admin_accept_ctx && refuse_per_ip(L, sock, &peer, &counted))
+        if (actx != &L->admin_accept_ctx && !proxied && refuse_per_ip(L, sock, &peer, &counted))
             continue;
         weft_conn *c = calloc(1, sizeof(*c));
         if (c == NULL) {
@@ -282,7 +309,7 @@ static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t 
                               atomic_load_explicit(&L->stats->connections, memory_order_relaxed) + 1,
                               memory_order_relaxed);
         *c = (weft_conn){.sock = sock, .loop = L, .older = L->conns_newest, .idle_since_ns = weft_now_ns(),
-                         .peer_counted = counted, .peer = peer};
+                         .peer_counted = counted, .peer = peer, .listener = li};
         if (L->conns_newest != NULL)
             L->conns_newest->newer = c;
         else
@@ -290,6 +317,11 @@ static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t 
         L->conns_newest = c;
         sock->on_close.cb = on_conn_close;
         sock->on_close.data = c;
+        if (proxied) {
+            c->pp_actx = actx;
+            weft_proxyproto_read(c, conf.proxy_timeout_ms, proxy_header_done);
+            continue;
+        }
         h2o_accept(actx, sock);
     }
 }
@@ -461,6 +493,13 @@ static void *loop_main(void *arg)
 int weft_loops_start(int n, const weft_loops_conf *c)
 {
     conf = *c;
+    if (c->proxy_protocol != NULL) { /* the caller's array need not outlive this call */
+        int *pp = calloc(c->n_listen ? c->n_listen : 1, sizeof(int));
+        if (pp == NULL)
+            return -1;
+        memcpy(pp, c->proxy_protocol, c->n_listen * sizeof(int));
+        conf.proxy_protocol = pp;
+    }
     loops = calloc((size_t)n, sizeof(weft_loop));
     if (loops == NULL)
         return -1;
@@ -501,6 +540,8 @@ void weft_loops_free(void)
     weft_peers_free();
     free(loops);
     loops = NULL;
+    free((int *)conf.proxy_protocol);
+    conf.proxy_protocol = NULL;
     n_loops = 0;
     n_hooks = 0;
 }

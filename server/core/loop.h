@@ -81,6 +81,11 @@ typedef struct weft_conn {
     int peer_counted;       /* counted for limits.max_connections_per_ip: released at close */
     weft_peer_key peer;
     weft_sockaddr local;    /* getsockname once, at its first request (AF_UNSPEC until then) */
+    int listener;           /* index of the main listener it came in on (config listen[]); -1: admin */
+    /* While its PROXY header is read (core/proxyproto.h), before h2o has it. */
+    weft_timer pp_timer;
+    void (*pp_done)(struct weft_conn *c, int rc);
+    h2o_accept_ctx_t *pp_actx;
     /* Per-connection state of the layers above, zeroed at accept and gone
      * with the record: it lives exactly as long as the connection, so no
      * shared table can fill up (http/abuse.c keeps its budget here). */
@@ -103,6 +108,8 @@ typedef struct weft_loops_conf {
     size_t n_listen;
     SSL_CTX *const *tls;       /* per listener, NULL for plain */
     size_t max_connections;    /* for the whole process */
+    const int *proxy_protocol; /* per listener: a PROXY header first (core/proxyproto.h); NULL: none */
+    unsigned proxy_timeout_ms; /* how long that header may take */
 } weft_loops_conf;
 
 /** Per-loop state of a subsystem; setup runs on the loop thread before it serves, teardown after it drained. */

@@ -6,6 +6,8 @@
 #include "dispatch/dispatch.h"
 #include "http/abuse.h"
 #include "http/bodybuf.h"
+#include "http/client_addr.h"
+#include "http/ratelimit.h"
 #include "request/body.h"
 #include "reload/generation.h"
 #include "base/log.h"
@@ -184,7 +186,7 @@ static void complete(weft_req *r)
 /* Copy what a handler may read out of h2o's request, because the handler may
  * outlive it or run on another thread. */
 static weft_req *copy_request(h2o_req_t *req, const weft_match *m, weft_route *route, unsigned method_bit,
-                              weft_conn *conn)
+                              weft_conn *conn, const weft_client *client)
 {
     weft_req *r = weft_req_new();
     if (r == NULL)
@@ -219,13 +221,12 @@ static weft_req *copy_request(h2o_req_t *req, const weft_match *m, weft_route *r
             goto oom;
         r->params[r->n_params++] = (weft_kv){m->params[i].name, v};
     }
-    /* h2o caches the peer; the local address is cached per connection. */
-    struct sockaddr_storage peer, local;
-    int has_peer = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&peer) > 0;
+    /* The peer is the client's (http/client_addr.h); the local address is cached per connection. */
+    struct sockaddr_storage local;
     const struct sockaddr *local_sa = conn != NULL ? weft_conn_local_addr(conn) : NULL;
     if (conn == NULL && req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&local) > 0)
         local_sa = (struct sockaddr *)&local;
-    weft_req_set_addrs(r, has_peer ? &peer : NULL, local_sa);
+    weft_req_set_addrs(r, client->sa.sa.sa_family != AF_UNSPEC ? &client->sa : NULL, local_sa);
     ssize_t id = h2o_find_header_by_str(&req->headers, H2O_STRLIT("x-request-id"), -1);
     if (id >= 0)
         weft_req_set_id(r, req->headers.entries[id].value.base, req->headers.entries[id].value.len);
@@ -257,6 +258,13 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     weft_loop *L = weft_loop_current;
     weft_generation *g = L->gen;
+    /* Who the client is, first: every answer's access log line names it. */
+    weft_conn *conn = weft_conn_of(weft_h2o_req_socket(req));
+    weft_client client;
+    weft_client_addr(req, conn != NULL && conn->listener >= 0 && (size_t)conn->listener < g->cfg->n_listen
+                              ? &g->cfg->listen[conn->listener]
+                              : NULL,
+                     &client);
     /* A long target is refused before anything copies or decodes it. */
     if (req->path.len > g->cfg->limits.max_uri) {
         early(req, 414, "request target too long (limits.max_uri)");
@@ -289,6 +297,19 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
     weft_route *route = m.route;
+    /* Rate limits before anything else is spent on the request. A body
+     * collected below brings the request back here: it was counted once. */
+    uint64_t now = 0;
+    if (route->cfg->rate_limit.per != WEFT_RL_NONE &&
+        (req->env.size == 0 || h2o_req_getenv(req, H2O_STRLIT("weft-rl"), 0) == NULL)) {
+        now = weft_now_ns(); /* read once: the abuse budget and the latency below take it too */
+        if (weft_ratelimit_refuse(req, route, client.key, (size_t)g->cfg->limits.rate_limit_clients, now)) {
+            early(req, 429, "too many requests: past this route's rate_limit");
+            return 0;
+        }
+        if (req->proceed_req != NULL && !req->is_tunnel_req && !route->cfg->stream_body)
+            *h2o_req_getenv(req, H2O_STRLIT("weft-rl"), 1) = h2o_iovec_init(H2O_STRLIT("1"));
+    }
     /* The body still arrives (weft's handler takes bodies as they stream):
      * a route that does not stream it gets it whole, collected here. */
     int body_pending = req->proceed_req != NULL && !req->is_tunnel_req;
@@ -304,13 +325,13 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     }
     /* Before anything is copied: a connection past its budget costs nothing more.
      * One clock read serves the budget and the request's latency. */
-    uint64_t now = weft_now_ns();
-    weft_conn *conn = weft_conn_of(weft_h2o_req_socket(req));
+    if (now == 0)
+        now = weft_now_ns();
     if (weft_abuse_request_start(L, req, conn, now) != 0) {
         early(req, 503, "connection closed: past its abuse budget");
         return 0;
     }
-    weft_req *r = copy_request(req, &m, route, method_bit, conn);
+    weft_req *r = copy_request(req, &m, route, method_bit, conn, &client);
     if (r == NULL) {
         weft_abuse_request_end(conn);
         early(req, 503, "server out of memory");

@@ -11,6 +11,9 @@
 typedef struct access_logger {
     h2o_logger_t super;
     h2o_logconf_t *conf;
+    /* The same with %h taken from the "weft-client" env entry http/client_addr.c
+     * sets for a client behind a trusted proxy (h2o's %h is the socket's). */
+    h2o_logconf_t *proxied;
 } access_logger;
 
 static atomic_int log_fd = -1;
@@ -21,7 +24,18 @@ static void log_access(h2o_logger_t *self, h2o_req_t *req)
     access_logger *l = (access_logger *)self;
     char buf[4096];
     size_t len = sizeof(buf);
-    char *line = h2o_log_request(l->conf, req, &len, buf);
+    h2o_logconf_t *conf = l->conf;
+    h2o_iovec_t *client = req->env.size != 0 ? h2o_req_getenv(req, H2O_STRLIT("weft-client"), 0) : NULL;
+    if (client != NULL) {
+        /* Read back as a request header (h2o frees an env field's name only
+         * with a leak); one the client sent itself must not be the one found. */
+        ssize_t i;
+        while ((i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("weft-client"), -1)) >= 0)
+            h2o_delete_header(&req->headers, i);
+        h2o_add_header_by_str(&req->pool, &req->headers, H2O_STRLIT("weft-client"), 0, NULL, client->base, client->len);
+        conf = l->proxied;
+    }
+    char *line = h2o_log_request(conf, req, &len, buf);
     /* One write per line (O_APPEND): lines from several loops never mix, and
      * a reopen swaps the descriptor under it with dup2, never closing it. */
     ssize_t r = write(atomic_load_explicit(&log_fd, memory_order_relaxed), line, len);
@@ -34,6 +48,31 @@ static void dispose(h2o_logger_t *self)
 {
     access_logger *l = (access_logger *)self;
     h2o_logconf_dispose(l->conf);
+    h2o_logconf_dispose(l->proxied);
+}
+
+/* fmt with each %h as %{weft-client}i; NULL without memory. */
+static h2o_logconf_t *compile_proxied(const char *fmt, char *err)
+{
+    static const char sub[] = "%{weft-client}i";
+    char *out = malloc(strlen(fmt) * (sizeof(sub) - 1) + 1), *o = out;
+    if (out == NULL) {
+        strcpy(err, "out of memory");
+        return NULL;
+    }
+    for (const char *p = fmt; *p != '\0'; p++) {
+        if (p[0] == '%' && p[1] == 'h') {
+            memcpy(o, sub, sizeof(sub) - 1);
+            o += sizeof(sub) - 1;
+            p++;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+    h2o_logconf_t *c = h2o_logconf_compile(out, H2O_LOGCONF_ESCAPE_APACHE, err);
+    free(out);
+    return c;
 }
 
 static int open_file(const char *file, char *why, size_t size)
@@ -52,15 +91,23 @@ int weft_accesslog_open(h2o_pathconf_t *path, const char *file, const char *fmt,
         snprintf(why, size, "access log format: %s", err);
         return -1;
     }
+    h2o_logconf_t *proxied = compile_proxied(fmt, err);
+    if (proxied == NULL) {
+        h2o_logconf_dispose(conf);
+        snprintf(why, size, "access log format: %s", err);
+        return -1;
+    }
     int fd = open_file(file, why, size);
     if (fd < 0) {
         h2o_logconf_dispose(conf);
+        h2o_logconf_dispose(proxied);
         return -1;
     }
     free(log_path);
     if ((log_path = strdup(file)) == NULL) {
         close(fd);
         h2o_logconf_dispose(conf);
+        h2o_logconf_dispose(proxied);
         snprintf(why, size, "out of memory");
         return -1;
     }
@@ -69,6 +116,7 @@ int weft_accesslog_open(h2o_pathconf_t *path, const char *file, const char *fmt,
     l->super.log_access = log_access;
     l->super.dispose = dispose;
     l->conf = conf;
+    l->proxied = proxied;
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "reload/generation.h"
 #include "reload/reload.h"
 #include "dispatch/workpool.h"
+#include "http/ratelimit.h"
 
 #define SUM(field) weft_stats_sum(offsetof(weft_loop_stats, field))
 
@@ -254,15 +255,19 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
                             "Idle connections closed at limits.max_connections to admit new clients.");
     fprintf(f, "weft_connections_evicted_total %llu\n", (unsigned long long)SUM(conn_evicted));
     weft_stats_write_header(f, "weft_connections_refused_total", "counter",
-                            "Connections closed at accept, by reason (per_ip: past limits.max_connections_per_ip).");
+                            "Connections closed at accept, by reason (per_ip: past limits.max_connections_per_ip; "
+                            "proxy_protocol: no valid PROXY header on a listener that requires one).");
     fprintf(f, "weft_connections_refused_total{reason=\"per_ip\"} %llu\n",
             (unsigned long long)SUM(conn_per_ip_refused));
+    fprintf(f, "weft_connections_refused_total{reason=\"proxy_protocol\"} %llu\n",
+            (unsigned long long)SUM(conn_proxy_refused));
     weft_stats_write_header(f, "weft_connections_closed_abuse_total", "counter",
                             "Connections shut down past limits.max_resets or limits.max_inflight_per_conn.");
     fprintf(f, "weft_connections_closed_abuse_total %llu\n", (unsigned long long)SUM(conn_abuse_closed));
 
     pool_metrics(f, gen);
     route_policy_metrics(f, gen);
+    weft_ratelimit_metrics(f);
 
     weft_stats_write_header(f, "weft_coroutines_live", "gauge", "Coroutines running or suspended.");
     fprintf(f, "weft_coroutines_live %lld\n", (long long)SUM(coros_live));

@@ -192,6 +192,11 @@ int weft_server_run(weft_generation *gen)
                           .n_listen = cfg->n_listen,
                           .tls = (SSL_CTX *const *)gen->tls,
                           .max_connections = (size_t)cfg->limits.max_connections};
+    int proxied[cfg->n_listen + 1]; /* listen[].proxy_protocol: copied by weft_loops_start */
+    for (size_t i = 0; i < cfg->n_listen; i++)
+        proxied[i] = cfg->listen[i].proxy_protocol;
+    lc.proxy_protocol = proxied;
+    lc.proxy_timeout_ms = (unsigned)cfg->limits.request_timeout_ms;
     weft_peers_set_limit((unsigned)cfg->limits.max_connections_per_ip);
     if (weft_loops_start(n, &lc) != 0)
         weft_fatal("out of memory starting the event loops");

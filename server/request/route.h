@@ -19,6 +19,7 @@ struct weft_generation;
 struct weft_dbpool;
 struct weft_quarantine;
 struct weft_auto;
+struct weft_ratelimit;
 
 typedef struct weft_route {
     const weft_route_cfg *cfg;
@@ -42,6 +43,8 @@ typedef struct weft_route {
     /* requests of this route in flight, while cfg->max_concurrent caps them
      * and the route has no metrics series to count them by (dispatch/) */
     atomic_int concurrent;
+    /* rate_limit's state, found by path at the route's first request (http/ratelimit.c) */
+    _Atomic(struct weft_ratelimit *) ratelimit;
 } weft_route;
 
 #endif

@@ -1,0 +1,30 @@
+/*
+ * Routes' rate_limit: a token bucket per client (in http/ratelimit_table.c)
+ * or one for the whole route, consulted after routing and before anything
+ * else is done for the request: a refused request costs no body buffering,
+ * no copy, no worker and no coroutine. The state of a route's limit is kept
+ * by path for the life of the process: a reload that leaves a route's
+ * rate_limit as it was keeps its buckets; one that changes it starts afresh.
+ */
+#ifndef WEFT_RATELIMIT_H
+#define WEFT_RATELIMIT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/h2o_glue.h"
+#include "request/route.h"
+
+/**
+ * Takes one token of `route`'s limit for the client `key` (16 bytes, from
+ * http/client_addr.h). Returns 0 to go on, or 1 after adding Retry-After,
+ * RateLimit and RateLimit-Policy to req's response headers: the caller
+ * answers 429. A route without rate_limit returns 0 at once. Loop thread.
+ */
+int weft_ratelimit_refuse(h2o_req_t *req, weft_route *route, const uint8_t key[16], size_t table_capacity,
+                          uint64_t now_ns);
+
+/** weft_rate_limited_total{route} and the client table's gauges, in Prometheus text. */
+void weft_ratelimit_metrics(FILE *f);
+
+#endif
