@@ -47,8 +47,15 @@ static int element_q(const char *params, size_t len)
     size_t tok_len;
     h2o_iovec_t value;
     while ((tok = h2o_next_token(&iter, ';', ';', &tok_len, &value)) != NULL)
-        if (h2o_lcstris(tok, tok_len, H2O_STRLIT("q")))
-            return parse_q(value.base, value.len);
+        if (h2o_lcstris(tok, tok_len, H2O_STRLIT("q"))) {
+            const char *v = value.base;
+            size_t n = value.len;
+            while (n > 0 && (*v == ' ' || *v == '\t'))
+                v++, n--;
+            while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+                n--;
+            return parse_q(v, n);
+        }
     return 1000;
 }
 
