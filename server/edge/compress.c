@@ -79,8 +79,8 @@ int weft_edge_negotiate(const h2o_headers_t *headers, const weft_compress_cfg *c
                 p++;
             while (n_end > p && (n_end[-1] == ' ' || n_end[-1] == '\t'))
                 n_end--;
+            seen++; /* empty elements count too: ",,,," is no cheaper to scan */
             if (n_end > p) {
-                seen++;
                 int eq = semi != NULL ? element_q(semi + 1, (size_t)(e_end - semi - 1)) : 1000;
                 size_t n = (size_t)(n_end - p);
                 if (eq >= 0) {
