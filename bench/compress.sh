@@ -3,9 +3,9 @@
 # fixture, reactive) fetched by wrk without Accept-Encoding and with each of
 # gzip, br and zstd, in one run on one server with `compress` on; requests/s
 # as a ratio of the uncompressed run, and the bytes each answer takes on the
-# wire. Each case: 2 s warm-up, then BENCH_SECONDS (default 5) measured, the
-# median of 3 runs (5 when they spread by more than 10 %). Bounded: about
-# 4 × 3 × (2 + BENCH_SECONDS) s.
+# wire. Each run: 2 s warm-up, then BENCH_SECONDS (default 5) measured; ROUNDS
+# (default 3) rounds in which every coding runs once, the median per coding.
+# Bounded: about 4 × ROUNDS × (2 + BENCH_SECONDS) s.
 #
 #   bench/compress.sh [--write]    --write puts the table into docs/BENCHMARKS.md
 #
@@ -19,6 +19,7 @@ BUILD=${WEFT_BUILD:-$ROOT/build-bench}
 SECONDS_EACH=${BENCH_SECONDS:-5}
 CONNS=${CONNS:-50}
 SIZE=${SIZE:-8192}
+ROUNDS=${ROUNDS:-3}
 DOC=$ROOT/docs/BENCHMARKS.md
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
@@ -63,21 +64,36 @@ one() {
         awk '/^RESULT/ { printf "%.0f p50=%.2f p99=%.2f errors=%d\n", $2 / ($3 / 1e6), $4 / 1000, $5 / 1000, $6 }'
 }
 
-rows=
-base=
-ident=
-for coding in identity gzip br zstd; do
+# The load of this shared machine drifts: the codings take turns, round by
+# round, so a drift costs each of them alike instead of whichever ran last.
+codings=(identity gzip br zstd)
+declare -A wire vals all
+for coding in "${codings[@]}"; do
     ae=()
     [[ $coding != identity ]] && ae=(-H "Accept-Encoding: $coding")
     got=$(curl -fsS "${ae[@]}" -o /dev/null -w '%{size_download} %header{content-encoding}' "$url")
-    wire=${got%% *}
+    wire[$coding]=${got%% *}
     enc=${got#* }
     [[ $coding == identity && -z $enc ]] || [[ $enc == "$coding" ]] || die "asked for $coding, got '${enc}'"
-    log "$coding: $wire bytes an answer; wrk -c$CONNS for ${SECONDS_EACH}s"
-    repeat one "$coding"
-    [[ -z $base ]] && base=$R_MED && ident=$wire
+    log "$coding: ${wire[$coding]} bytes an answer"
+done
+for ((round = 1; round <= ROUNDS; round++)); do
+    for coding in "${codings[@]}"; do
+        out=$(one "$coding")
+        [[ -n $out ]] || die "wrk gave no result for $coding"
+        vals[$coding]+="${out%% *} "
+        all[$coding]+="${out};"
+        log "round $round/$ROUNDS $coding: $out"
+    done
+done
+rows=
+for coding in "${codings[@]}"; do
+    # shellcheck disable=SC2086 # one word per run
+    read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats ${vals[$coding]})"
+    R_ALL=${all[$coding]}
+    [[ $coding == identity ]] && base=$R_MED
     ratio=$(awk -v a="$R_MED" -v b="$base" 'BEGIN { printf "%.2f", a / b }')
-    rows+="| $coding | $(fmt "$R_MED" "$R_MIN" "$R_MAX") | ${ratio}× | $wire | $(awk -v w="$wire" -v s="$ident" 'BEGIN { printf "%.1f", 100 * w / s }') % | $(field p50) | $(field p99) | $(field errors) | $R_N |
+    rows+="| $coding | $(fmt "$R_MED" "$R_MIN" "$R_MAX") | ${ratio}× | ${wire[$coding]} | $(awk -v w="${wire[$coding]}" -v s="${wire[identity]}" 'BEGIN { printf "%.1f", 100 * w / s }') % | $(field p50) | $(field p99) | $(field errors) | $ROUNDS |
 "
 done
 
@@ -86,7 +102,8 @@ section="<!-- compress:begin -->
 
 \`bench/compress.sh\`: one weft (${BUILD_TYPE:-RelWithDebInfo} build, $(nproc) loops, \`compress = { min_size = 256; }\`),
 \`GET /json?records&size=$SIZE\` (the \`typed\` test fixture under \`reactive\`: a JSON array of about $SIZE bytes of varied records), wrk -t2 -c$CONNS,
-2 s warm-up and ${SECONDS_EACH} s measured per run, the median (min–max) of the runs shown; each coding asked for with
+2 s warm-up and ${SECONDS_EACH} s measured per run, $ROUNDS rounds in which each coding runs once (so a drifting load
+costs them alike), the median (min–max) shown; each coding asked for with
 \`Accept-Encoding\`, h2o's compressors at level 1. The ratio is to the uncompressed run of the same invocation.
 
 | Accept-Encoding | req/s | vs identity | bytes on the wire | of the JSON | p50 ms | p99 ms | errors | runs |
