@@ -202,7 +202,7 @@ Test(headers, bad_rules_are_refused_with_file_and_line)
                    "'X-A' must be a string");
 }
 
-Test(headers, a_reload_changes_the_rules)
+Test(headers, a_reload_changes_the_rules_compression_and_cors)
 {
     wt_server s = {0};
     wt_start(&s, WT_LISTEN "\n" WT_HELLO_ROUTES "\nheaders = { set = { X-Version = \"one\"; }; };\n");
@@ -210,14 +210,25 @@ Test(headers, a_reload_changes_the_rules)
     cr_assert_eq(wt_http(&s, "GET", "/hello", NULL, &r), 0);
     cr_assert(hv(&r, "x-version") != NULL && strcmp(hv(&r, "x-version"), "one") == 0, "%s", r.headers);
     wt_resp_free(&r);
+    const char *hs[] = {"Accept-Encoding: gzip", "Origin: https://app.example", NULL};
+    cr_assert_eq(wt_http_headers(&s, "GET", "/hello", hs, NULL, &r), 0);
+    cr_assert(hv(&r, "content-encoding") == NULL && hv(&r, "access-control-allow-origin") == NULL, "%s", r.headers);
+    wt_resp_free(&r);
+    /* Compression and CORS come with the same reload. */
     wt_write_file_atomic(s.conf, WT_LISTEN "\nroutes = (" WT_ROUTE("/hello", "hello", "reactive",
-                                                                  " headers = { set = { X-Route = \"r\"; }; };")
-                                            ");\nheaders = { set = { X-Version = \"two\"; }; };\n");
+                                                                  " headers = { set = { X-Route = \"r\"; }; };"
+                                                                  " cors = { origins = [\"https://app.example\"]; };")
+                                            ");\nheaders = { set = { X-Version = \"two\"; }; };\n"
+                                            "compress = { min_size = 0; };\n");
     cr_assert_eq(kill(s.pid, SIGHUP), 0);
     free(wt_wait_log(&s, "reload: generation 2 serving", 10000));
     cr_assert_eq(wt_http(&s, "GET", "/hello", NULL, &r), 0);
     cr_assert(hv(&r, "x-version") != NULL && strcmp(hv(&r, "x-version"), "two") == 0, "%s", r.headers);
     cr_assert(hv(&r, "x-route") != NULL, "%s", r.headers);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_http_headers(&s, "GET", "/hello", hs, NULL, &r), 0);
+    cr_assert(hv(&r, "content-encoding") != NULL && strcmp(hv(&r, "content-encoding"), "gzip") == 0, "%s", r.headers);
+    cr_assert(hv(&r, "access-control-allow-origin") != NULL, "%s", r.headers);
     wt_resp_free(&r);
     cr_assert_eq(wt_http(&s, "GET", "/nowhere", NULL, &r), 0);
     cr_assert(hv(&r, "x-version") != NULL && strcmp(hv(&r, "x-version"), "two") == 0, "%s", r.headers);
