@@ -154,8 +154,6 @@ static int load_algorithms(vctx *v, const config_setting_t *g, const char *where
     return ok;
 }
 
-int weft__cfg_load_compress(vctx *v, const config_setting_t *parent, const char *where, weft_compress_cfg **out);
-
 int weft__cfg_load_compress(vctx *v, const config_setting_t *parent, const char *where, weft_compress_cfg **out)
 {
     static const char *const keys[] = {"types", "min_size", "algorithms", NULL};

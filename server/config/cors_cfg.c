@@ -167,8 +167,6 @@ static int load_methods(vctx *v, const config_setting_t *g, const char *where, u
     return ok;
 }
 
-int weft__cfg_load_cors(vctx *v, const config_setting_t *parent, const char *where, weft_route_cfg *r);
-
 int weft__cfg_load_cors(vctx *v, const config_setting_t *parent, const char *where, weft_route_cfg *r)
 {
     static const char *const keys[] = {"origins", "methods", "headers", "expose", "credentials", "max_age", NULL};

@@ -59,6 +59,9 @@ struct weft_route_cfg;
 int weft_cfg_load_route_edge(struct vctx *v, const config_setting_t *g, const char *where, struct weft_route_cfg *r);
 /** The top-level headers and compress groups into `cfg`. */
 void weft_cfg_load_edge(struct vctx *v, struct weft_config *cfg, const config_setting_t *root);
+/* Within config/: headers_cfg.c calls the other two parsers. */
+int weft__cfg_load_compress(struct vctx *v, const config_setting_t *parent, const char *where, weft_compress_cfg **out);
+int weft__cfg_load_cors(struct vctx *v, const config_setting_t *parent, const char *where, struct weft_route_cfg *r);
 void weft_headers_cfg_free(weft_headers_cfg *h);
 void weft_compress_cfg_free(weft_compress_cfg *c);
 void weft_cors_cfg_free(weft_cors_cfg *c);

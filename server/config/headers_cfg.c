@@ -194,10 +194,6 @@ void weft_headers_cfg_free(weft_headers_cfg *h)
     free(h);
 }
 
-/* compress_cfg.c and cors_cfg.c */
-int weft__cfg_load_compress(vctx *v, const config_setting_t *parent, const char *where, weft_compress_cfg **out);
-int weft__cfg_load_cors(vctx *v, const config_setting_t *parent, const char *where, weft_route_cfg *r);
-
 int weft_cfg_load_route_edge(vctx *v, const config_setting_t *g, const char *where, weft_route_cfg *r)
 {
     int ok = 1;
