@@ -83,7 +83,8 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
 {
     static const char *const keys[] = {"path",     "methods",     "plugin",         "dispatch", "pool",
                                        "options",  "timeout_ms",  "max_concurrent", "max_body", "stream_body",
-                                       "auto",     "rate_limit", NULL};
+                                       "auto",     "rate_limit",  "headers",        "compress", "cors",
+                                       NULL};
     char where[64];
     snprintf(where, sizeof(where), "routes[%d]", index);
     if (!config_setting_is_group(g)) {
@@ -199,7 +200,12 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
     config_setting_t *options = weft_cfg_member(v, g, where, "options", CONFIG_TYPE_GROUP);
     if (options == NULL && config_setting_get_member(g, "options") != NULL)
         ok = 0;
+    if (!weft_cfg_load_route_edge(v, g, where, &r))
+        ok = 0;
     if (!ok) {
+        weft_headers_cfg_free(r.headers);
+        weft_compress_cfg_free(r.compress);
+        weft_cors_cfg_free(r.cors);
         free(r.pool);
         return;
     }
@@ -475,7 +481,7 @@ static weft_config *load_text(const char *path, const char *text, const weft_dro
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
                                            "admin",     "watch",    "pid_file",    "observability", "user", "plugins", "state_dir", "websocket",
-                                           "rate_limit", NULL};
+                                           "rate_limit", "headers", "compress", NULL};
     weft_config *cfg = weft_cfg_calloc(1, sizeof(*cfg));
     cfg->path = weft_cfg_strdup(path);
     cfg->text = weft_cfg_strdup(text);
@@ -505,6 +511,7 @@ static weft_config *load_text(const char *path, const char *text, const weft_dro
     load_plugin_dirs(&v, cfg, root);
     load_groups(&v, cfg, root);
     weft_cfg_load_rate_limit(&v, root, "", &cfg->rate_limit, NULL); /* before the routes: their default */
+    weft_cfg_load_edge(&v, cfg, root);
     load_pools(&v, cfg, root);
     load_routes(&v, cfg, root);
     fragment_reader fr = {&v, cfg};
@@ -570,6 +577,8 @@ void weft_config_free(weft_config *cfg)
     free(cfg->pid_file);
     free(cfg->state_dir);
     free(cfg->user);
+    weft_headers_cfg_free(cfg->headers);
+    weft_compress_cfg_free(cfg->compress);
     free(cfg->text);
     config_destroy(&cfg->lc);
     free(cfg->path);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/errors.h"
+#include "config/edge_cfg.h"
 #include "config/methods.h"
 
 typedef enum weft_dispatch {
@@ -86,6 +87,9 @@ typedef struct weft_route_cfg {
     int stream_body;           /* the handler reads the body as it arrives (req_body_read) */
     int max_concurrent;        /* requests of this route in flight at once; more: 503; 0: no cap */
     weft_ratelimit_cfg rate_limit; /* per == WEFT_RL_NONE: no limit */
+    weft_headers_cfg *headers;   /* header rules after the global ones; NULL: none */
+    weft_compress_cfg *compress; /* replaces the global compress; NULL: the global one */
+    weft_cors_cfg *cors;         /* NULL: no CORS */
     const char *file;
     int line;
 } weft_route_cfg;
@@ -207,6 +211,8 @@ typedef struct weft_config {
     char *pid_file; /* NULL: none */
     char *state_dir; /* crash records; NULL: $STATE_DIRECTORY, else the pid file's directory */
     char *user;     /* switch to this user after binding when started as root; NULL: stay */
+    weft_headers_cfg *headers;   /* top-level header rules, for every answer; NULL: none */
+    weft_compress_cfg *compress; /* top-level compress; NULL: answers go out as they are */
 } weft_config;
 
 /**

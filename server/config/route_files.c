@@ -66,6 +66,9 @@ void weft_route_cfg_free_from(weft_config *cfg, size_t from)
         free(cfg->routes[i].path);
         free(cfg->routes[i].plugin);
         free(cfg->routes[i].pool);
+        weft_headers_cfg_free(cfg->routes[i].headers);
+        weft_compress_cfg_free(cfg->routes[i].compress);
+        weft_cors_cfg_free(cfg->routes[i].cors);
     }
     if (from < cfg->n_routes)
         cfg->n_routes = from;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dispatch/dispatch.h"
+#include "edge/edge.h"
 #include "http/abuse.h"
 #include "http/bodybuf.h"
 #include "http/client_addr.h"
@@ -280,6 +281,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         early(req, 400, "bad request target: an encoded NUL (%00) or a path above the root");
         return 0;
     }
+    if (method_bit == WEFT_M_OPTIONS && weft_edge_preflight(req, g->router, norm, (size_t)norm_len, g->cfg))
+        return 0;
     weft_match m;
     weft_router_match(g->router, norm, (size_t)norm_len, method_bit, &m);
     if (m.status == 404) {
@@ -310,12 +313,15 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         if (req->proceed_req != NULL && !req->is_tunnel_req && !route->cfg->stream_body)
             *h2o_req_getenv(req, H2O_STRLIT("weft-rl"), 1) = h2o_iovec_init(H2O_STRLIT("1"));
     }
+    if (weft_edge_refuse_origin(req, route->cfg))
+        return 0;
     /* The body still arrives (weft's handler takes bodies as they stream):
      * a route that does not stream it gets it whole, collected here. */
     int body_pending = req->proceed_req != NULL && !req->is_tunnel_req;
     size_t max_body = route->cfg->max_body;
     if ((body_pending && req->content_length != SIZE_MAX && req->content_length > max_body) ||
         (!body_pending && req->entity.len > max_body)) {
+        weft_edge_route(req, route->cfg, g->cfg);
         early(req, 413, "request body too large (max_body)");
         return 0;
     }
@@ -323,6 +329,9 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         weft_bodybuf_collect(self, req, max_body, body_pause_ms(g->cfg), on_req);
         return 0;
     }
+    /* From here the request holds its generation until it is answered: the
+     * route's rules stay valid for whatever answer it gets (edge/edge.h). */
+    weft_edge_route(req, route->cfg, g->cfg);
     /* Before anything is copied: a connection past its budget costs nothing more.
      * One clock read serves the budget and the request's latency. */
     if (now == 0)

@@ -17,6 +17,7 @@
 #include "outbound/outbound.h"
 #include "ws/ws.h"
 #include "dev/dev.h"
+#include "edge/edge.h"
 #include "dispatch/dispatch.h"
 #include "http/abuse.h"
 #include "http/framing.h"
@@ -79,6 +80,7 @@ static void h2o_setup(const weft_config *cfg)
     weft_observe_register(path, WEFT_ON_MAIN);
     weft_respond_register(path, weft_dev_intercept);
     weft_http_register(path);
+    weft_edge_register(path); /* header rules, CORS and compression of every answer on the main host */
     /* h2o lets a body stream only when the path's first handler says so;
      * those before weft's own read the head alone and decline, so the body
      * reaches http/ as it arrives (streamed or collected there, per route). */
