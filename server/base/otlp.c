@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/signals.h"
 
 /* Everything below `mu` is guarded by it; the counters are atomics so that
  * /metrics and the producers' fast refusal never take the lock. */
@@ -274,12 +276,16 @@ void weft_otlp_configure(const weft_otlp_settings *s)
     atomic_store(&enabled, endpoint != NULL && cap > 0);
     if (start) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
-        if (pthread_create(&thread, NULL, run, NULL) == 0)
-            running = 1;
-        else
+        /* Born with SIGTERM and friends blocked: they are the main thread's. */
+        sigset_t old;
+        pthread_sigmask(SIG_BLOCK, NULL, &old);
+        weft_signals_block_async();
+        running = pthread_create(&thread, NULL, run, NULL) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (!running) {
             weft_log_error("trace: cannot start the exporter thread; spans are not exported");
-        if (!running)
             atomic_store(&enabled, 0);
+        }
     }
     pthread_mutex_unlock(&mu);
 }
