@@ -501,7 +501,12 @@ Test(trace, the_trace_group_is_reloadable)
     wt_write_conf(&s, conf);
     cr_assert_eq(kill(s.pid, SIGHUP), 0);
     free(wt_wait_log(&s, "generation 2 serving", 10000));
-    v = call(&s, "/plain", hdrs);
+    /* Each loop swaps when it reads its message: poll the answer until it changes. */
+    for (double t0 = wt_now_ms(); wt_now_ms() - t0 < 10000; usleep(20000)) { /* poll with a deadline */
+        v = call(&s, "/plain", hdrs);
+        if (strncmp(v.tp, "00-" T_ID "-", 36) == 0)
+            break;
+    }
     cr_assert(strncmp(v.tp, "00-" T_ID "-", 36) == 0, "not continued after the reload: %s", v.tp);
     wt_wait_metric(&s, "weft_trace_spans_exported_total", 1, 15000);
     json_t *spans = all_spans();
@@ -552,4 +557,22 @@ Test(trace, json_log_lines_of_a_request_carry_its_trace_id)
     cr_assert(strstr(log, "\"trace_id\":\"" T_ID "\"") != NULL, "%s", log);
     free(log);
     wt_stop(&s);
+}
+
+Test(trace, weft_s_own_error_line_about_a_request_names_its_trace)
+{
+    const char *hdrs[] = {"traceparent: " GOOD_TP, NULL};
+    wt_resp r;
+    cr_assert_eq(wt_http_headers(&srv, "GET", "/pool/traced?fail=1", hdrs, NULL, &r), 0);
+    cr_assert_eq(r.status, 500);
+    wt_resp_free(&r);
+    free(wt_wait_log(&srv, "answering 500 (trace " T_ID ")", 10000));
+    /* Its span is an error, with the status. */
+    wt_wait_metric(&srv, "weft_trace_spans_exported_total", 1, 15000);
+    json_t *spans = all_spans();
+    json_t *sp = find_span(spans, T_ID, 2);
+    cr_assert_not_null(sp);
+    cr_assert_str_eq(attr(sp, "http.response.status_code"), "500");
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(sp, "status"), "code")), 2);
+    json_decref(spans);
 }

@@ -6,6 +6,8 @@
  *     up=STATUS BODY                    (with option `upstream`: the answer
  *                                        of GET UPSTREAM/echo, http_fetch)
  *
+ * ?fail=1 (pool, coroutine) fails without a status: weft's 500 and its log line.
+ *
  * The same under every policy: pool and coroutine call http_fetch,
  * reactive http_fetch_async.
  */
@@ -60,6 +62,8 @@ static void tail(weft_req *req, int rc, weft_http_response *res)
 static int tr_handle(weft_req *req, void *state)
 {
     traced_state *s = state;
+    if (host->req_query(req, "fail") != NULL)
+        return WEFT_ERROR; /* without a status: weft answers 500 and logs it */
     head(req);
     if (s->url[0] == '\0')
         return WEFT_OK;
