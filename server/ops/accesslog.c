@@ -26,7 +26,7 @@ static char *with_trace_id(h2o_req_t *req, char *line, size_t *len, char *buf, s
 {
     const h2o_iovec_t *id = h2o_req_getenv(req, H2O_STRLIT(WEFT_TRACE_ENV), 0);
     size_t n = id != NULL && id->len == 32 ? 32 : 1;
-    if (*len == 0 || line[*len - 1] != '\n')
+    if (line == NULL || *len == 0 || line[*len - 1] != '\n')
         return line;
     char *out = line;
     if (line == buf && *len + n + 1 > size) {

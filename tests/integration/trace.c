@@ -576,3 +576,49 @@ Test(trace, weft_s_own_error_line_about_a_request_names_its_trace)
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(sp, "status"), "code")), 2);
     json_decref(spans);
 }
+
+Test(trace, http2_requests_are_traced_the_same)
+{
+    const char *hdrs[] = {"traceparent: " GOOD_TP, "tracestate: " GOOD_TS, NULL};
+    for (int p = 0; p < 3; p++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/%s/traced", policies[p]);
+        wt_req q = {.path = path, .headers = hdrs, .http2 = 1};
+        wt_resp r;
+        cr_assert_eq(wt_request(&srv, &q, &r), 0, "%s", path);
+        cr_assert_eq(r.status, 200, "%s: %s", path, r.body);
+        char tp[64], up[128], ts[700];
+        line_value(r.body, "tp=", tp, sizeof(tp));
+        line_value(r.body, "traceparent=", up, sizeof(up));
+        line_value(r.body, "tracestate=", ts, sizeof(ts));
+        wt_resp_free(&r);
+        cr_assert(strncmp(tp, "00-" T_ID "-", 36) == 0, "%s over h2: %s", path, tp);
+        cr_assert(strncmp(up, "00-" T_ID "-", 36) == 0 && strncmp(up + 36, tp + 36, 16) != 0, "%s: %s", path, up);
+        cr_assert_str_eq(ts, GOOD_TS);
+    }
+}
+
+Test(trace, sample_ratio_decides_for_the_traces_weft_starts)
+{
+    wt_server s = {0};
+    char group[256];
+    snprintf(group, sizeof(group),
+             "trace = { otlp_endpoint = \"http://127.0.0.1:%d/v1/traces\"; sample_ratio = 0; batch_interval_ms = 50; };",
+             col_port);
+    start_server(&s, group);
+    seen fresh = call(&s, "/plain", NULL);
+    cr_assert_str_eq(fresh.tp + 52, "-00", "sample_ratio = 0 sampled a new trace: %s", fresh.tp);
+    /* A caller's sampled flag still wins; the one queue keeps the order. */
+    const char *hdrs[] = {"traceparent: " GOOD_TP, NULL};
+    seen cont = call(&s, "/plain", hdrs);
+    cr_assert_str_eq(cont.tp + 52, "-01", "%s", cont.tp);
+    wt_wait_metric(&s, "weft_trace_spans_exported_total", 1, 15000);
+    char trace[33];
+    snprintf(trace, sizeof(trace), "%.32s", fresh.tp + 3);
+    json_t *spans = all_spans();
+    cr_assert_not_null(find_span(spans, T_ID, 2));
+    cr_assert_null(find_span(spans, trace, 2), "an unsampled trace was exported");
+    json_decref(spans);
+    cr_assert_eq(wt_metric(&s, "weft_trace_spans_exported_total"), 1);
+    wt_stop(&s);
+}
