@@ -16,7 +16,7 @@
 /* Everything below `mu` is guarded by it; the counters are atomics so that
  * /metrics and the producers' fast refusal never take the lock. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t wake; /* on CLOCK_MONOTONIC, set up before the thread starts */
 static weft_span **ring;
 static size_t cap, head, count;
 static char *endpoint, *service;
@@ -271,8 +271,19 @@ void weft_otlp_configure(const weft_otlp_settings *s)
         weft_log_error("trace: out of memory for a queue of %zu spans; keeping %zu", want, cap);
     }
     int start = endpoint != NULL && !running && cap > 0;
+    if (start) {
+        /* Timed waits on the monotonic clock: a deadline on the default
+         * (wall) clock computed from the monotonic one is always past, and
+         * the thread would spin; a wall clock set back would stall it. */
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&wake, &ca);
+        pthread_condattr_destroy(&ca);
+    }
     changed = 1;
-    pthread_cond_signal(&wake);
+    if (running || start)
+        pthread_cond_signal(&wake);
     atomic_store(&enabled, endpoint != NULL && cap > 0);
     if (start) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -297,7 +308,8 @@ void weft_otlp_shutdown(void)
     stopping = 1;
     atomic_store(&abort_posts, 1);
     atomic_store(&enabled, 0);
-    pthread_cond_signal(&wake);
+    if (was)
+        pthread_cond_signal(&wake);
     pthread_mutex_unlock(&mu);
     if (was) {
         pthread_join(thread, NULL);

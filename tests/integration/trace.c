@@ -622,3 +622,18 @@ Test(trace, sample_ratio_decides_for_the_traces_weft_starts)
     cr_assert_eq(wt_metric(&s, "weft_trace_spans_exported_total"), 1);
     wt_stop(&s);
 }
+
+Test(trace, an_idle_exporter_costs_no_cpu)
+{
+    /* The suite's server has an endpoint and nothing to export: its
+     * exporter thread must sleep, not poll. */
+    seen v = call(&srv, "/plain", NULL);
+    (void)v;
+    wt_wait_metric(&srv, "weft_trace_spans_exported_total", 1, 15000);
+    double t0 = wt_cpu_seconds(srv.pid);
+    usleep(1000000); /* (c) scenario: the window in which the idle server's CPU time is measured */
+    double used = wt_cpu_seconds(srv.pid) - t0;
+    /* An idle server uses almost none (loop ticks); a spinning thread a
+     * whole core, or on a loaded 2-core machine still a fair share of one. */
+    cr_assert_lt(used, 0.1, "%.2f s of CPU in 1 s while idle: the exporter spins", used);
+}
