@@ -143,17 +143,30 @@ static int post(CURL *curl, const char *url, const char *body, size_t len, int t
     return ok ? 0 : -1;
 }
 
-static void export_batch(CURL *curl, weft_span **batch, size_t n, const char *url, const char *svc, int tmo)
+/* 0 when the collector took the batch. */
+static int export_batch(CURL *curl, weft_span **batch, size_t n, const char *url, const char *svc, int tmo)
 {
     size_t len = 0;
     char *body = weft_otlp_encode(batch, n, svc, &len);
-    if (body != NULL && post(curl, url, body, len, tmo) == 0)
+    int rc = body != NULL && post(curl, url, body, len, tmo) == 0 ? 0 : -1;
+    if (rc == 0)
         atomic_fetch_add_explicit(&exported, n, memory_order_relaxed);
     else
         drop(n);
     free(body);
     for (size_t i = 0; i < n; i++)
         free(batch[i]);
+    return rc;
+}
+
+/* After `fails` failed exports in a row the next waits this long, full
+ * batch or not: a collector that is down must not cost a core encoding
+ * batches it refuses (new spans meanwhile are dropped as the queue fills,
+ * which costs a producer one atomic load). */
+static int backoff_ms(int fails)
+{
+    long ms = (long)interval_ms << (fails < 8 ? fails : 8);
+    return ms < 10000 ? (int)ms : 10000;
 }
 
 static void deadline_in(struct timespec *ts, int ms)
@@ -172,16 +185,21 @@ static void *run(void *arg)
     (void)arg;
     CURL *curl = curl_easy_init(); /* one handle: its connection is kept alive between batches */
     pthread_mutex_lock(&mu);
+    int fails = 0;
     while (!stopping) {
         struct timespec until;
-        deadline_in(&until, interval_ms);
-        /* Wait for a full batch, or for the interval with something queued. */
-        while (!stopping && !changed && count < (size_t)batch_size) {
+        deadline_in(&until, fails > 0 ? backoff_ms(fails) : interval_ms);
+        int backing_off = fails > 0;
+        /* Wait for a full batch, or for the interval with something queued;
+         * after a failure, for the back-off first. */
+        while (!stopping && !changed && (backing_off || count < (size_t)batch_size)) {
             int rc = pthread_cond_timedwait(&wake, &mu, &until);
             if (rc == ETIMEDOUT && count > 0)
                 break;
-            if (rc == ETIMEDOUT)
+            if (rc == ETIMEDOUT) {
+                backing_off = 0;
                 deadline_in(&until, interval_ms);
+            }
         }
         changed = 0;
         if (stopping)
@@ -197,7 +215,7 @@ static void *run(void *arg)
                 free(batch[i]);
             drop(n);
         } else if (n > 0) {
-            export_batch(curl, batch, n, url, svc, tmo);
+            fails = export_batch(curl, batch, n, url, svc, tmo) == 0 ? 0 : fails + 1;
         }
         free(batch);
         free(url);
@@ -213,7 +231,7 @@ static void *run(void *arg)
     int tmo = timeout_ms < 2000 ? timeout_ms : 2000;
     pthread_mutex_unlock(&mu);
     if (n > 0 && url != NULL && svc != NULL && curl != NULL)
-        export_batch(curl, batch, n, url, svc, tmo);
+        (void)export_batch(curl, batch, n, url, svc, tmo);
     free(batch);
     free(url);
     free(svc);
