@@ -62,6 +62,8 @@ static size_t format_json(char *line, size_t size, size_t n, int level, const we
             json_object_set_new(o, "plugin", json_string(ctx->plugin));
         if (ctx->request_id != NULL && ctx->request_id[0] != '\0')
             json_object_set_new(o, "request_id", json_string(ctx->request_id));
+        if (ctx->trace_id != NULL && ctx->trace_id[0] != '\0')
+            json_object_set_new(o, "trace_id", json_string(ctx->trace_id));
     }
     char *text = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(o);

@@ -18,9 +18,10 @@ void weft_vlog(int level, const char *prefix, const char *fmt, va_list ap);
 typedef struct weft_log_ctx {
     const char *text_prefix; /* the text format's prefix ("route /x (plugin p 1.0) [id]: ") */
     const char *route, *plugin, *request_id;
+    const char *trace_id; /* the request's W3C trace id (32 hex), JSON only */
 } weft_log_ctx;
 void weft_vlog_in(int level, const weft_log_ctx *ctx, const char *fmt, va_list ap);
-/** log.format = "json": one JSON object per line (time, level, msg, route, plugin, request_id). */
+/** log.format = "json": one JSON object per line (time, level, msg, route, plugin, request_id, trace_id). */
 void weft_log_set_json(int on);
 /** log.error_log: standard error becomes this file (appended, created 0640). -1 with `why`. */
 int weft_log_open_error_log(const char *path, char *why, size_t size);

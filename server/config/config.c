@@ -481,7 +481,7 @@ static weft_config *load_text(const char *path, const char *text, const weft_dro
     static const char *const top_keys[] = {"threads", "listen",   "plugin_dirs", "limits", "log",
                                            "coroutine", "blocking", "shutdown",    "pools",  "routes", "database",
                                            "admin",     "watch",    "pid_file",    "observability", "user", "plugins", "state_dir", "websocket",
-                                           "rate_limit", "headers", "compress", NULL};
+                                           "rate_limit", "headers", "compress", "trace", NULL};
     weft_config *cfg = weft_cfg_calloc(1, sizeof(*cfg));
     cfg->path = weft_cfg_strdup(path);
     cfg->text = weft_cfg_strdup(text);
@@ -520,6 +520,7 @@ static weft_config *load_text(const char *path, const char *text, const weft_dro
     int failed = v.failed;
     v.failed = weft_route_files_load(cfg, errs, read_fragment_route, &fr, policy) > 0 || failed;
     load_plugin_options(&v, cfg, root);
+    weft_cfg_load_trace(&v, cfg, root);
     if (v.failed) {
         weft_config_free(cfg);
         return NULL;
@@ -579,6 +580,7 @@ void weft_config_free(weft_config *cfg)
     free(cfg->user);
     weft_headers_cfg_free(cfg->headers);
     weft_compress_cfg_free(cfg->compress);
+    weft_cfg_free_trace(cfg);
     free(cfg->text);
     config_destroy(&cfg->lc);
     free(cfg->path);

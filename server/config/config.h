@@ -137,6 +137,15 @@ typedef struct weft_ws_cfg {
     size_t max_queued_total; /* bytes queued to all sockets of the process; past it slow readers are closed */
 } weft_ws_cfg;
 
+/** Trace context and span export (trace group, config/trace_cfg.c; docs/CONFIG.md). */
+typedef struct weft_trace_cfg {
+    int accept_incoming;    /* continue a valid incoming traceparent (else every request starts a trace) */
+    double sample_ratio;    /* share of new traces recorded (sampled flag set, spans exported) */
+    char *otlp_endpoint;    /* OTLP/HTTP traces URL; NULL: no export */
+    char *service_name;     /* the spans' service.name */
+    int batch_size, batch_interval_ms, queue_size, export_timeout_ms;
+} weft_trace_cfg;
+
 typedef struct weft_config {
     char *path; /* the file read */
     char *text; /* its contents, as parsed */
@@ -213,6 +222,7 @@ typedef struct weft_config {
     char *user;     /* switch to this user after binding when started as root; NULL: stay */
     weft_headers_cfg *headers;   /* top-level header rules, for every answer; NULL: none */
     weft_compress_cfg *compress; /* top-level compress; NULL: answers go out as they are */
+    weft_trace_cfg trace;
 } weft_config;
 
 /**

@@ -73,4 +73,8 @@ int weft_cfg_load_proxies(vctx *v, const config_setting_t *g, const char *where,
 void weft_cfg_load_listen(vctx *v, weft_config *cfg, const config_setting_t *root);
 void weft_cfg_load_admin(vctx *v, weft_config *cfg, const config_setting_t *root);
 
+/* trace_cfg.c: the trace group (defaults when absent); trace_cfg_free frees its strings. */
+void weft_cfg_load_trace(vctx *v, weft_config *cfg, const config_setting_t *root);
+void weft_cfg_free_trace(weft_config *cfg);
+
 #endif

@@ -17,6 +17,7 @@
 #include "request/cancel.h"
 #include "request/respond.h"
 #include "request/stream.h"
+#include "request/trace.h"
 
 /* The link (request/request.h) is allocated in the h2o request's pool with a
  * dispose hook, so when h2o frees the request early (client gone, HTTP/2
@@ -169,6 +170,7 @@ static void complete(weft_req *r)
             weft_respond_req(link->req, r);
     }
     weft_generation *g = r->route->gen;
+    weft_req_trace_end(r, cancelled == WEFT_CANCEL_CLIENT ? 499 : cancelled == WEFT_CANCEL_DEADLINE ? 504 : r->status);
     uint64_t now = weft_now_ns();
     weft_abuse_request_end(r->conn);
     if (r->conn != NULL)
@@ -354,6 +356,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     }
     r->conn_id = req->conn->id;
     r->start_ns = now;
+    weft_req_trace_start(r, &g->cfg->trace, req);
     /* Busy while handled: admission never evicts a connection with a request in flight. */
     r->conn = conn;
     if (r->conn != NULL)

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "request/trace.h"
+
 typedef struct access_logger {
     h2o_logger_t super;
     h2o_logconf_t *conf;
@@ -18,6 +20,31 @@ typedef struct access_logger {
 
 static atomic_int log_fd = -1;
 static char *log_path;
+
+/* The trace id as the last field, from h2o's request environment where
+ * request/trace.c put it ("-" for answers given before a route ran). Not
+ * through the format's %{NAME}e: libh2o's format compiler never frees
+ * such a name, a leak the sanitizer runs fail on. */
+static char *with_trace_id(h2o_req_t *req, char *line, size_t *len, char *buf, size_t size)
+{
+    const h2o_iovec_t *id = h2o_req_getenv(req, H2O_STRLIT(WEFT_TRACE_ENV), 0);
+    size_t n = id != NULL && id->len == 32 ? 32 : 1;
+    if (line == NULL || *len == 0 || line[*len - 1] != '\n')
+        return line;
+    char *out = line;
+    if (line == buf && *len + n + 1 > size) {
+        if ((out = malloc(*len + n + 1)) == NULL)
+            return line;
+        memcpy(out, line, *len);
+    } else if (line != buf && (out = realloc(line, *len + n + 1)) == NULL) {
+        return line;
+    }
+    out[*len - 1] = ' ';
+    memcpy(out + *len, n == 32 ? id->base : "-", n);
+    out[*len + n] = '\n';
+    *len += n + 1;
+    return out;
+}
 
 static void log_access(h2o_logger_t *self, h2o_req_t *req)
 {
@@ -36,6 +63,7 @@ static void log_access(h2o_logger_t *self, h2o_req_t *req)
         conf = l->proxied;
     }
     char *line = h2o_log_request(conf, req, &len, buf);
+    line = with_trace_id(req, line, &len, buf, sizeof(buf));
     /* One write per line (O_APPEND): lines from several loops never mix, and
      * a reopen swaps the descriptor under it with dup2, never closing it. */
     ssize_t r = write(atomic_load_explicit(&log_fd, memory_order_relaxed), line, len);

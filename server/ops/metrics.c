@@ -1,5 +1,7 @@
 #include "ops/metrics.h"
 
+#include "base/otlp.h"
+
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -230,6 +232,20 @@ static void pool_metrics(FILE *f, const weft_generation *gen)
     }
 }
 
+static void trace_metrics(FILE *f)
+{
+    weft_otlp_stats t = weft_otlp_stats_get();
+    weft_stats_write_header(f, "weft_trace_spans_exported_total", "counter",
+                            "Spans the OTLP collector (trace.otlp_endpoint) accepted.");
+    fprintf(f, "weft_trace_spans_exported_total %llu\n", (unsigned long long)t.exported);
+    weft_stats_write_header(f, "weft_trace_spans_dropped_total", "counter",
+                            "Spans dropped: the export queue was full (trace.queue_size) or the collector refused "
+                            "or missed a batch.");
+    fprintf(f, "weft_trace_spans_dropped_total %llu\n", (unsigned long long)t.dropped);
+    weft_stats_write_header(f, "weft_trace_spans_queued", "gauge", "Spans waiting for export.");
+    fprintf(f, "weft_trace_spans_queued %llu\n", (unsigned long long)t.queued);
+}
+
 char *weft_metrics_render(const weft_generation *gen, size_t *len)
 {
     char *buf = NULL;
@@ -308,6 +324,7 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
 
     weft_db_metrics_render(f);
     plugin_metrics(f);
+    trace_metrics(f);
 
     weft_reload_status rs;
     weft_reload_status_get(&rs);

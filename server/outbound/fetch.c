@@ -276,6 +276,7 @@ void weft_fetch_free(weft_fetch *f)
     free(f->authority);
     free(f->path);
     free(f->ca_file);
+    free(f->tracestate);
     free(f);
 }
 
@@ -292,6 +293,7 @@ static void finish(weft_fetch *f, int error, const char *text)
     weft_timers_cancel(f->loop->timers, &f->total_timer);
     if (f->up != NULL)
         weft_upstream_release(f->up, f);
+    weft_fetch_trace_end(f, error, text);
     if (error != WEFT_HTTP_OK) {
         weft_fetch_http_free(f->res);
         f->res = weft_http_response_error(error, text);
@@ -449,6 +451,7 @@ static int prepare(weft_fetch *f)
                               f->hdr_values[i], strlen(f->hdr_values[i]));
     if (!f->has_ua)
         h2o_add_header(&f->pool, &f->headers, H2O_TOKEN_USER_AGENT, NULL, H2O_STRLIT("weft/" WEFT_VERSION));
+    weft_fetch_trace_headers(f);
     if (f->body_out.base != NULL) {
         char *cl = h2o_mem_alloc_pool(&f->pool, char, sizeof(H2O_UINT64_LONGEST_STR));
         int n = snprintf(cl, sizeof(H2O_UINT64_LONGEST_STR), "%zu", f->body_out.len);
@@ -500,6 +503,7 @@ static void on_total_timeout(weft_timer *t)
 void weft_fetch_start(weft_fetch *f, weft_loop *L)
 {
     f->loop = L;
+    f->start_ns = weft_now_ns();
     if (f->finished) { /* refused while copying */
         if (f->res != NULL)
             weft_stat_add(&L->stats->outbound[f->res->error], 1);

@@ -80,6 +80,7 @@ static int run_batch(weft_req *r, size_t n, const weft_http_request *rqs, weft_h
             rc = WEFT_UNAVAILABLE;
             break;
         }
+        weft_fetch_trace(b.fetches[i], r);
         b.fetches[i]->on_done = on_batch_fetch_done;
         b.fetches[i]->data = &b;
     }
@@ -163,6 +164,7 @@ void weft_http_host_http_fetch_async(weft_req *r, const weft_http_request *rq, w
         cb(r, arg, WEFT_UNAVAILABLE, weft_http_response_error(WEFT_HTTP_NO_RESOURCES, "out of memory"));
         return;
     }
+    weft_fetch_trace(f, r);
     *c = (async_call){.aw = {.r = r, .start = start_call, .cancel = cancel_call, .complete = complete_call},
                       .f = f,
                       .cb = cb,

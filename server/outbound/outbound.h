@@ -55,6 +55,12 @@ struct weft_fetch {
     weft_timer connect_timer, total_timer;
     char *body;
     size_t body_len, body_cap;
+
+    /* trace context (fetch_trace.c): a child span of the request's */
+    int traced;
+    uint8_t trace_id[16], span_id[8], parent_id[8], trace_flags;
+    char *tracestate;  /* malloc'd; NULL: none */
+    uint64_t start_ns; /* when the call started, for its span */
 };
 
 /** Copies `rq` into a new call; NULL without memory. A bad request gives a
@@ -81,6 +87,15 @@ weft_http_response *weft_http_response_new(int status, const h2o_header_t *heade
 void weft_http_response_set_body(weft_http_response *res, char *body, size_t len);
 const char *weft_fetch_http_header(const weft_http_response *res, const char *name);
 void weft_fetch_http_free(weft_http_response *res);
+
+/* ---- trace context (fetch_trace.c) ---- */
+
+/** Makes `f` a child span of the request's trace (any thread, before it starts). */
+void weft_fetch_trace(weft_fetch *f, const weft_req *r);
+/** Adds traceparent and tracestate to what is sent, unless the plugin set them (loop thread, in f->pool). */
+void weft_fetch_trace_headers(weft_fetch *f);
+/** The call's client span to the exporter, when sampled (loop thread, when it finished). */
+void weft_fetch_trace_end(weft_fetch *f, int error, const char *text);
 
 /* ---- upstreams (upstream.c) ---- */
 

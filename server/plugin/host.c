@@ -28,6 +28,7 @@ static void weft_host_log(const weft_req *r, int level, const char *fmt, ...)
         ctx.route = r->route->cfg->path;
         ctx.plugin = r->route->cfg->plugin;
         ctx.request_id = r->id;
+        ctx.trace_id = r->trace.trace_id_hex;
     }
     va_list ap;
     va_start(ap, fmt);
@@ -136,4 +137,5 @@ const weft_host weft_host_table = {
     .metric_observe = weft_pmetric_metric_observe,
     .req_body_read = weft_bodyread_req_body_read,
     .req_body_read_async = weft_bodyread_req_body_read_async,
+    .req_traceparent = weft_access_req_traceparent,
 };

@@ -30,6 +30,8 @@
 #include "process/privileges.h"
 #include "reload/generation.h"
 #include "ops/accesslog.h"
+#include "base/otlp.h"
+#include "request/trace.h"
 #include "ops/trim.h"
 #include "reload/reload.h"
 #include "request/respond.h"
@@ -200,6 +202,7 @@ int weft_server_run(weft_generation *gen)
     lc.proxy_protocol = proxied;
     lc.proxy_timeout_ms = (unsigned)cfg->limits.request_timeout_ms;
     weft_peers_set_limit((unsigned)cfg->limits.max_connections_per_ip);
+    weft_trace_configure(cfg);
     if (weft_loops_start(n, &lc) != 0)
         weft_fatal("out of memory starting the event loops");
     weft_generation_start_timers(gen);
@@ -221,6 +224,7 @@ int weft_server_run(weft_generation *gen)
         _exit(0);
     }
     weft_loops_free();
+    weft_otlp_shutdown(); /* after the loops: their last spans go out too */
     weft_reload_shutdown();
     weft_control_reap();
     weft_control_cleanup();

@@ -10,6 +10,7 @@
 #include "reload/dropins.h"
 #include "base/log.h"
 #include "core/loop.h"
+#include "request/trace.h"
 #include "core/peers.h"
 
 static pthread_mutex_t status_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -175,6 +176,7 @@ int weft_reload(weft_reload_kind kind, const char *why)
     weft_log_set_json(cfg->log.json);
     weft_blocking_configure(cfg->blocking.threshold_ms, cfg->blocking.interval_s);
     weft_peers_set_limit((unsigned)cfg->limits.max_connections_per_ip);
+    weft_trace_configure(cfg);
     /* Every message is allocated before the first is posted, so running
      * out of memory refuses the reload instead of swapping only some loops. */
     int n = weft_loop_count();

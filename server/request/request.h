@@ -20,6 +20,7 @@
 #include "config/router.h"
 #include "base/timer.h"
 #include "core/peers.h"
+#include "request/trace.h"
 
 struct weft_route;
 struct weft_loop;
@@ -127,6 +128,7 @@ struct weft_req {
      * WebSocket): runs on the loop thread when the request completes. */
     void (*on_finish)(weft_req *r, void *data);
     void *on_finish_data;
+    weft_req_trace trace; /* W3C trace context and weft's span (request/trace.h) */
 };
 
 /** Ties a weft_req to the h2o request carrying it (http/ owns it; a facility

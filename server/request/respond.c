@@ -108,8 +108,8 @@ void weft_respond_head(h2o_req_t *req, weft_req *r)
 {
     if (r->res_failed || (r->rc != WEFT_OK && r->status < 400 && !r->streamed)) {
         if (r->rc != WEFT_OK)
-            weft_log_error("%s: handler failed (rc %d) without an error status; answering 500", r->route->label,
-                           r->rc);
+            weft_log_error("%s [%s]: handler failed (rc %d) without an error status; answering 500 (trace %s)",
+                           r->route->label, r->id, r->rc, r->trace.trace_id_hex);
         weft_request_res_error(r, 500, "internal error in the request handler");
     }
     req->res.status = r->status;

@@ -108,8 +108,8 @@ void weft_stream_finish(weft_req *r)
     if (s == NULL)
         return; /* the client left */
     if (r->rc != WEFT_OK)
-        weft_log_error("%s: handler failed (rc %d) after its stream started; ending the stream", r->route->label,
-                       r->rc);
+        weft_log_error("%s [%s]: handler failed (rc %d) after its stream started; ending the stream (trace %s)",
+                       r->route->label, r->id, r->rc, r->trace.trace_id_hex);
     s->wr = NULL;
     r->stream = NULL;
     s->final = h2o_strdup(&s->req->pool, r->res_body != NULL ? r->res_body : "", r->res_len);

@@ -564,6 +564,21 @@ typedef struct weft_host {
     int (*req_body_read)(weft_req *req, const void **data, size_t *len);
     /** Reactive form: `cb` gets the rc and the part (loop thread); no other read until it ran. */
     void (*req_body_read_async)(weft_req *req, weft_body_callback cb, void *arg);
+
+    /* ==== ABI 1.3 additions: check WEFT_HOST_HAS(host, field) before use ==== */
+
+    /* ---- trace context (W3C Trace Context) ---- */
+    /**
+     * The request's span as a W3C traceparent value,
+     * "00-<32 hex trace id>-<16 hex span id>-<2 hex flags>" (55 characters,
+     * lowercase): the trace id is the one in the access log (characters 3 to
+     * 34), continued from the client's traceparent when it sent a valid one;
+     * the span id is weft's span for this request, the parent of what the
+     * plugin calls. http_fetch already sends a child of it; a plugin talking
+     * to other services over its own sockets sends this value as their
+     * traceparent. Never NULL; lives as long as the request. Every policy.
+     */
+    const char *(*req_traceparent)(const weft_req *req);
 } weft_host;
 
 /** True when the running host provides `field` (a host table member added after ABI 1.0). */
