@@ -1,0 +1,127 @@
+/*
+ * A static route across reloads: a download that started before a reload
+ * changed the route's directory finishes from the file it started on,
+ * byte for byte, while new requests are served from the new directory.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define BIG (32u * 1024 * 1024)
+
+static wt_server srv;
+
+static unsigned char pattern(size_t i) { return (unsigned char)(i * 13 % 241); }
+
+static void make_dir_with(const char *dir, const char *name, size_t size, int big)
+{
+    cr_assert_eq(mkdir(dir, 0755), 0);
+    char p[600];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    for (size_t i = 0; i < size; i++)
+        fputc(big ? pattern(i) : 'B', f);
+    fclose(f);
+}
+
+static void conf_for(const char *dir)
+{
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads = 2;\n" WT_LISTEN "\n" WT_ADMIN "\n"
+             "routes = (\n"
+             "  { path = \"/s\"; static = { dir = \"%s\"; }; },\n" WT_HELLO_ROUTE "\n"
+             ");\n",
+             dir);
+    wt_write_conf(&srv, conf);
+}
+
+/* A client with a small receive window, so the server cannot have written
+ * the whole file into socket buffers before the reload. */
+static int slow_client(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(fd >= 0);
+    int rcv = 16 * 1024;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+    struct timeval tv = {30, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+Test(static_reload, a_download_in_flight_finishes_from_its_generation_while_new_requests_see_the_new_dir,
+     .timeout = 180)
+{
+    wt_write_conf(&srv, "#\n");
+    char a[400], b[400];
+    snprintf(a, sizeof(a), "%s/a", srv.dir);
+    snprintf(b, sizeof(b), "%s/b", srv.dir);
+    make_dir_with(a, "big.bin", BIG, 1);
+    make_dir_with(b, "big.bin", 1, 0);
+    conf_for("a");
+    wt_start(&srv, NULL);
+
+    int fd = slow_client(srv.port);
+    const char req[] = "GET /s/big.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    cr_assert_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+    /* The head and the first bytes of the body. */
+    char buf[65536];
+    size_t got = 0, body = 0, head_len = 0;
+    char head[4096] = "";
+    while (head_len == 0) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        cr_assert_gt(n, 0, "read: %s", n < 0 ? strerror(errno) : "closed");
+        memcpy(head + got, buf, (size_t)n < sizeof(head) - got - 1 ? (size_t)n : sizeof(head) - got - 1);
+        got += (size_t)n;
+        char *end = strstr(head, "\r\n\r\n");
+        if (end != NULL) {
+            head_len = (size_t)(end + 4 - head);
+            body = got - head_len;
+            for (size_t i = 0; i < body; i++)
+                cr_assert_eq((unsigned char)buf[(size_t)n - body + i], pattern(i));
+        }
+    }
+    cr_assert(strncmp(head, "HTTP/1.1 200", 12) == 0, "%s", head);
+    cr_assert(strstr(head, "33554432") != NULL, "content-length of the old file: %s", head);
+
+    conf_for("b");
+    cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+    free(wt_wait_log(&srv, "reload: generation 2 serving", 30000));
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", "/s/big.bin", NULL, &r), 0);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body, "B", "new requests read the new directory");
+    wt_resp_free(&r);
+    cr_assert_lt(body, BIG / 2, "the download was still in flight at the reload (%zu bytes read)", body);
+
+    /* The rest, every byte the old file's. */
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        cr_assert_geq(n, 0, "read: %s after %zu bytes", strerror(errno), body);
+        if (n == 0)
+            break;
+        for (ssize_t i = 0; i < n; i++)
+            if ((unsigned char)buf[i] != pattern(body + (size_t)i))
+                cr_assert_fail("byte %zu differs", body + (size_t)i);
+        body += (size_t)n;
+    }
+    close(fd);
+    cr_assert_eq(body, BIG, "the download finished whole");
+    wt_suite_stop(&srv);
+    wt_rm_rf(srv.dir);
+}
