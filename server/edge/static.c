@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "edge/static_guard.h"
@@ -16,6 +17,7 @@ struct weft_static {
     const weft_static_cfg *cfg;
     char real[PATH_MAX]; /* cfg->dir, resolved when the generation was built */
     int rootfd;          /* the same directory, for openat2 beneath it */
+    char via_fd[64];     /* "/proc/self/fd/N": the path h2o opens files under */
     h2o_pathconf_t pathconf; /* private: h2o's handler wants one, no host ever sees it */
     h2o_handler_t *handler;  /* h2o's file handler, called directly */
 };
@@ -39,10 +41,22 @@ weft_static *weft_static_new(const weft_static_cfg *cfg, h2o_mimemap_t *mimemap,
         free(s);
         return NULL;
     }
+    /* h2o opens files by path. Through the descriptor's /proc link, that
+     * path names the directory the checks resolve beneath, even after
+     * someone renames another directory into cfg->dir: the two can never
+     * disagree. A reload opens the directory again. Without /proc, the
+     * real path (a directory swapped in is then checked against the old one:
+     * reload after swapping). */
+    snprintf(s->via_fd, sizeof(s->via_fd), "/proc/self/fd/%d", s->rootfd);
+    struct stat a, b;
+    const char *serve_from = stat(s->via_fd, &a) == 0 && fstat(s->rootfd, &b) == 0 && a.st_ino == b.st_ino &&
+                                     a.st_dev == b.st_dev
+                                 ? s->via_fd
+                                 : s->real;
     s->pathconf.global = &private_global;
     s->pathconf.path = h2o_iovec_init(cfg->path, strlen(cfg->path));
     int flags = cfg->send_compressed ? H2O_FILE_FLAG_SEND_COMPRESSED : 0;
-    h2o_file_register(&s->pathconf, s->real, (const char **)cfg->index, mimemap, flags);
+    h2o_file_register(&s->pathconf, serve_from, (const char **)cfg->index, mimemap, flags);
     s->handler = s->pathconf.handlers.entries[0]; /* the file handler's own struct is private to h2o */
     return s;
 }

@@ -64,6 +64,25 @@ static int slow_client(int port)
     return fd;
 }
 
+/* Each loop swaps to the new generation by a message after the reload's
+ * log line: poll until GET path answers `status` (and `want`), with a deadline. */
+static void wait_answer(const char *path, long status, const char *want)
+{
+    double t0 = wt_now_ms();
+    for (;;) {
+        wt_resp r;
+        cr_assert_eq(wt_http(&srv, "GET", path, NULL, &r), 0);
+        int ok = r.status == status && (want == NULL || strcmp(r.body, want) == 0);
+        cr_assert_null(strstr(r.body, "secret"), "%s leaked: %s", path, r.body);
+        long got = r.status;
+        wt_resp_free(&r);
+        if (ok)
+            return;
+        cr_assert_lt(wt_now_ms() - t0, 10000, "%s still answers %ld", path, got);
+        usleep(10000);
+    }
+}
+
 Test(static_reload, a_download_in_flight_finishes_from_its_generation_while_new_requests_see_the_new_dir,
      .timeout = 180)
 {
@@ -102,11 +121,7 @@ Test(static_reload, a_download_in_flight_finishes_from_its_generation_while_new_
     conf_for("b");
     cr_assert_eq(kill(srv.pid, SIGHUP), 0);
     free(wt_wait_log(&srv, "reload: generation 2 serving", 30000));
-    wt_resp r;
-    cr_assert_eq(wt_http(&srv, "GET", "/s/big.bin", NULL, &r), 0);
-    cr_assert_eq(r.status, 200);
-    cr_assert_str_eq(r.body, "B", "new requests read the new directory");
-    wt_resp_free(&r);
+    wait_answer("/s/big.bin", 200, "B"); /* new requests read the new directory */
     cr_assert_lt(body, BIG / 2, "the download was still in flight at the reload (%zu bytes read)", body);
 
     /* The rest, every byte the old file's. */
@@ -122,6 +137,58 @@ Test(static_reload, a_download_in_flight_finishes_from_its_generation_while_new_
     }
     close(fd);
     cr_assert_eq(body, BIG, "the download finished whole");
+    wt_suite_stop(&srv);
+    wt_rm_rf(srv.dir);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+    char p[600];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void body_is(const char *path, long status, const char *want)
+{
+    wt_resp r;
+    cr_assert_eq(wt_http(&srv, "GET", path, NULL, &r), 0);
+    cr_assert_eq(r.status, status, "%s: %ld %s", path, r.status, r.body);
+    if (want != NULL)
+        cr_assert_str_eq(r.body, want, "%s", path);
+    cr_assert_null(strstr(r.body, "secret"), "%s leaked: %s", path, r.body);
+    wt_resp_free(&r);
+}
+
+Test(static_reload, a_directory_renamed_over_dir_is_checked_as_it_is_served, .timeout = 120)
+{
+    wt_write_conf(&srv, "#\n");
+    char www[400], old[400], out[400], link[600], secret[600];
+    snprintf(www, sizeof(www), "%s/www", srv.dir);
+    snprintf(old, sizeof(old), "%s/www.old", srv.dir);
+    snprintf(out, sizeof(out), "%s/out", srv.dir);
+    cr_assert_eq(mkdir(www, 0755), 0);
+    cr_assert_eq(mkdir(out, 0755), 0);
+    put(www, "a.txt", "one");
+    put(out, "secret.txt", "secret");
+    conf_for("www");
+    wt_start(&srv, NULL);
+    body_is("/s/a.txt", 200, "one");
+
+    /* Another directory renamed into place, whose a.txt leads out of the tree. */
+    cr_assert_eq(rename(www, old), 0);
+    cr_assert_eq(mkdir(www, 0755), 0);
+    snprintf(link, sizeof(link), "%s/a.txt", www);
+    snprintf(secret, sizeof(secret), "%s/secret.txt", out);
+    cr_assert_eq(symlink(secret, link), 0);
+    /* The serving generation serves the directory it checks: the old one. */
+    body_is("/s/a.txt", 200, "one");
+    /* A reload opens the new one, and its symlink out is refused. */
+    cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+    free(wt_wait_log(&srv, "reload: generation 2 serving", 30000));
+    wait_answer("/s/a.txt", 404, NULL);
     wt_suite_stop(&srv);
     wt_rm_rf(srv.dir);
 }
