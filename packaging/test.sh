@@ -1,9 +1,10 @@
 #!/bin/sh
 # Quick start, step 2: install what the tests need, start a private
 # PostgreSQL for them, then build and run the whole suite twice — a
-# warnings-as-errors build and an ASan+UBSan build — and stop the database;
-# then the ACME recipe against pebble (check-acme.sh), the plain suite once
-# more inside a Debian 13 root (check-trixie.sh),
+# warnings-as-errors build (followed by the Kubernetes manifests' check and
+# the ACME recipe against pebble, check-acme.sh) and an ASan+UBSan build —
+# and stop the database; then the plain suite once more inside a Debian 13
+# root (check-trixie.sh),
 # the fuzzers, ThreadSanitizer, the Debian packages (on this machine, then
 # under a real systemd) and the container image (podman).
 set -eu
