@@ -92,10 +92,13 @@ EOF
 "$TMP/weft" -t -c "$TMP/weft.conf" >"$TMP/check.log" 2>&1 || { cat "$TMP/check.log" >&2; die "weft rejects its config"; }
 "$TMP/h2o" -t -c "$TMP/h2o.yaml" >"$TMP/h2o.log" 2>&1 || { cat "$TMP/h2o.log" >&2; die "h2o rejects its config"; }
 "$TMP/weft" -c "$TMP/weft.conf" 2>>"$TMP/weft.log" &
+pid_weft=$!
 PIDS+=($!)
 "$TMP/h2o" -c "$TMP/h2o.yaml" >>"$TMP/h2o.log" 2>&1 &
+pid_h2o=$!
 PIDS+=($!)
 nginx -c "$TMP/nginx.conf" -e "$TMP/nginx.err" >/dev/null 2>&1 &
+pid_nginx=$!
 PIDS+=($!)
 for p in "$wp" "$hp" "$np"; do
     wait_http "http://127.0.0.1:$p/5b.txt"
@@ -105,16 +108,35 @@ done
 
 h1() { run_wrk 100 "$SECS" "$1"; }
 h2() { run_h2load 10 10 "$SECS" "$1"; }
+# CPU time (clock ticks) of a server: the process (every thread) and its
+# direct children (nginx's workers). CPU per request does not depend on the
+# share of the cores a server gets from the machine's other jobs; req/s does.
+tree_ticks() {
+    local p f t=0
+    for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        read -ra f <<<"$(sed 's/.*) //' "/proc/$p/stat")"
+        t=$((t + f[11] + f[12]))
+    done
+    echo "$t"
+}
+hz=$(getconf CLK_TCK)
+srv_once() { # FN URL PID — "rps ... cpu_us=µs of server CPU per request"
+    local t0 out
+    t0=$(tree_ticks "$3")
+    out=$("$1" "$2")
+    awk -v o="$out" -v t=$(($(tree_ticks "$3") - t0)) -v hz="$hz" -v s="$SECS" \
+        'BEGIN { split(o, f, " "); printf "%s cpu_us=%.2f\n", o, (f[1] > 0) ? t / hz * 1e6 / (f[1] * s) : 0 }'
+}
 rows="" ratios=""
 for file in 5b.txt 1m.bin; do
     for proto in "HTTP/1.1 (wrk -c100)|h1|$wp|$hp|$np" "h2c (h2load -c10 -m10)|h2|$wp|$hp|$nc"; do
         IFS='|' read -r name fn p_w p_h p_n <<<"$proto"
-        srvs=("weft:$p_w" "h2o:$p_h" "nginx:$p_n")
-        declare -A sv=() sall=() med=()
+        srvs=("weft:$p_w:$pid_weft" "h2o:$p_h:$pid_h2o" "nginx:$p_n:$pid_nginx")
+        declare -A sv=() sall=() med=() cpu=()
         for ((round = 0; round < 5; round++)); do
             for ((k = 0; k < ${#srvs[@]}; k++)); do
-                IFS=: read -r s port <<<"${srvs[(k + round) % ${#srvs[@]}]}"
-                out=$("$fn" "http://127.0.0.1:$port/$file") || die "$s: $fn failed"
+                IFS=: read -r s port pid <<<"${srvs[(k + round) % ${#srvs[@]}]}"
+                out=$(srv_once "$fn" "http://127.0.0.1:$port/$file" "$pid") || die "$s: $fn failed"
                 sv[$s]+="${out%% *} "
                 sall[$s]+="$out;"
             done
@@ -135,15 +157,17 @@ for file in 5b.txt 1m.bin; do
             read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats ${sv[$s]})"
             # shellcheck disable=SC2034 # R_ALL is read by field
             R_ALL=${sall[$s]}
-            med[$s]=$R_MED
-            rows+="| $file | $name | $s | $(fmt "$R_MED" "$R_MIN" "$R_MAX") | $(field errors) |"$'\n'
+            med[$s]=$R_MED cpu[$s]=$(field cpu_us)
+            rows+="| $file | $name | $s | $(fmt "$R_MED" "$R_MIN" "$R_MAX") | ${cpu[$s]} | $(field errors) |"$'\n'
         done
         wh=$(awk -v a="${med[weft]}" -v b="${med[h2o]}" 'BEGIN { printf "%.2f", a / b }')
         wn=$(awk -v a="${med[weft]}" -v b="${med[nginx]}" 'BEGIN { printf "%.2f", a / b }')
-        ok=$(awk -v r="$wh" 'BEGIN { print (r >= 0.95) ? "met" : "**missed**" }')
-        ratios+="| $file | $name | **$wh×** | $wn× | $ok |"$'\n'
-        log "$file $name: weft ${med[weft]}, h2o ${med[h2o]}, nginx ${med[nginx]} req/s: weft/h2o $wh"
-        unset sv sall med
+        # Efficiency: requests per CPU second, weft's over h2o's (= h2o's µs per request over weft's).
+        eh=$(awk -v a="${cpu[h2o]}" -v b="${cpu[weft]}" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+        ok=$(awk -v r="$wh" -v e="$eh" 'BEGIN { print (r >= 0.95) ? "met" : (e >= 0.95 ? "req/s missed, CPU met" : "**missed**") }')
+        ratios+="| $file | $name | **$wh×** | **$eh×** | $wn× | $ok |"$'\n'
+        log "$file $name: weft ${med[weft]}, h2o ${med[h2o]}, nginx ${med[nginx]} req/s; µs/request ${cpu[weft]} ${cpu[h2o]} ${cpu[nginx]}: weft/h2o $wh (CPU $eh)"
+        unset sv sall med cpu
     done
 done
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -158,13 +182,15 @@ checks); h2o serves the same directory with \`file.dir\` (its server built from 
 cleartext loopback, ${SECS} s per run, the servers interleaved round by round; medians of 3 runs (5 when a
 spread exceeded 10 %) with min–max, in requests/s.
 
-| file | protocol | weft / h2o (target ≥ 0.95×) | weft / nginx | target |
-|---|---|---|---|---|
+| file | protocol | weft / h2o req/s (target ≥ 0.95×) | weft / h2o requests per CPU second | weft / nginx req/s | target |
+|---|---|---|---|---|---|
 ${ratios}
-| file | protocol | server | req/s median (min–max) | errors |
-|---|---|---|---|---|
+| file | protocol | server | req/s median (min–max) | server CPU µs / request | errors |
+|---|---|---|---|---|---|
 ${rows}
-Ratios are of the same run; the absolute figures move with the machine's other load, the ratios much less.
+Ratios are of the same run. req/s moves with the share of the 2 cores the machine's other jobs leave each
+server during its run; server CPU time per request (the process and its children, from /proc) does not, so
+on a loaded machine the CPU column is the steadier comparison.
 <!-- END static.sh -->"
 printf '%s\n' "$section"
 if ((WRITE)); then

@@ -71,6 +71,10 @@ static void h2o_setup(const weft_config *cfg)
     proc.h2o.max_request_entity_size = (size_t)1 << 40;
     proc.h2o.http1.req_timeout = (uint64_t)cfg->limits.request_timeout_ms;
     proc.h2o.http2.idle_timeout = (uint64_t)cfg->limits.idle_timeout_ms;
+    /* Static routes: each loop keeps the files it opened for up to 0.1 s
+     * (core/loop.c empties the cache every tick), sized as h2o's own server
+     * sizes it; without it every request opens and stats its file again. */
+    proc.h2o.filecache.capacity = proc.h2o.http2.max_concurrent_requests_per_connection * 2;
     /* The main listeners see only this host list, so no Host header can
      * reach the admin endpoints through them. */
     proc.main_hosts[0] = h2o_config_register_host(&proc.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
