@@ -9,12 +9,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "edge/static_cache.h"
 #include "edge/static_guard.h"
 #include "edge/static_range.h"
 #include "request/respond.h"
 
 struct weft_static {
     const weft_static_cfg *cfg;
+    uint64_t id; /* unique in the process: the check cache's key, never reused like an address */
     char real[PATH_MAX]; /* cfg->dir, resolved when the generation was built */
     int rootfd;          /* the same directory, for openat2 beneath it */
     char via_fd[64];     /* "/proc/self/fd/N": the path h2o opens files under */
@@ -26,6 +28,7 @@ struct weft_static {
  * handlers are never registered on a host, so their numbers are never
  * read. Control thread only. */
 static h2o_globalconf_t private_global;
+static uint64_t next_id;
 
 weft_static *weft_static_new(const weft_static_cfg *cfg, h2o_mimemap_t *mimemap, char *why, size_t size)
 {
@@ -35,6 +38,7 @@ weft_static *weft_static_new(const weft_static_cfg *cfg, h2o_mimemap_t *mimemap,
         return NULL;
     }
     s->cfg = cfg;
+    s->id = ++next_id;
     if (realpath(cfg->dir, s->real) == NULL ||
         (s->rootfd = open(s->real, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
         snprintf(why, size, "dir '%s': %s", cfg->dir, strerror(errno));
@@ -107,8 +111,13 @@ int weft_static_serve(const weft_static *s, h2o_req_t *req, const char *norm, si
         while (rel_len > 0 && *rel == '/')
             rel++, rel_len--;
         int variants = s->cfg->send_compressed && h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT_ENCODING, -1) >= 0;
-        if (weft_static_escapes(s->rootfd, s->real, rel, rel_len, s->cfg->index, variants))
-            return answer(req, 404, "not found");
+        if (!weft_static_cache_hit(s->id, rel, rel_len, variants)) {
+            int e = weft_static_escapes(s->rootfd, s->real, rel, rel_len, s->cfg->index, variants);
+            if (e == 1)
+                return answer(req, 404, "not found");
+            if (e == 0) /* only what exists: h2o's file cache holds it for as long */
+                weft_static_cache_put(s->id, rel, rel_len, variants);
+        }
     }
     ssize_t range = h2o_find_header(&req->headers, H2O_TOKEN_RANGE, -1);
     if (range >= 0 &&

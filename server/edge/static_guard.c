@@ -58,14 +58,16 @@ static int escapes_by_realpath(const char *root, const char *rel)
     snprintf(target, sizeof(target), "%s/%s", root, rel);
     char *real = realpath(target, NULL);
     if (real == NULL)
-        return 0; /* nothing there */
+        return 2; /* nothing there */
     size_t rl = (size_t)n;
     int inside = strncmp(real, root, rl) == 0 && (real[rl] == '\0' || real[rl] == '/' || rl == 1);
     free(real);
     return !inside;
 }
 
-/* 1: `rel` resolves outside the root; 0: inside, or nothing there. */
+#define ABSENT 2
+
+/* 1: `rel` resolves outside the root; 0: inside; ABSENT: nothing there. */
 static int one_escapes(int rootfd, const char *root, const char *rel)
 {
     struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
@@ -82,24 +84,28 @@ static int one_escapes(int rootfd, const char *root, const char *rel)
     case EPERM:
         return escapes_by_realpath(root, rel);
     default:
-        return 0; /* ENOENT, ENOTDIR, EACCES: h2o will not serve it either */
+        return ABSENT; /* ENOENT, ENOTDIR, EACCES: h2o will not serve it either */
     }
 }
 
 static const char *const variant_ext[] = {".br", ".zst", ".gz", ".zstd", NULL};
 
+/* 1: the file or a sibling escapes; 0: none does and one of them is there; ABSENT: none is there. */
 static int file_escapes(int rootfd, const char *root, char *buf, size_t len, int variants)
 {
-    if (one_escapes(rootfd, root, buf))
+    int r = one_escapes(rootfd, root, buf);
+    if (r == 1)
         return 1;
     for (size_t k = 0; variants && variant_ext[k] != NULL; k++) {
         strcpy(buf + len, variant_ext[k]);
-        int out = one_escapes(rootfd, root, buf);
+        int v = one_escapes(rootfd, root, buf);
         buf[len] = '\0';
-        if (out)
+        if (v == 1)
             return 1;
+        if (v == 0)
+            r = 0;
     }
-    return 0;
+    return r;
 }
 
 int weft_static_escapes(int rootfd, const char *root, const char *rel, size_t rel_len, char *const *index, int variants)
@@ -112,14 +118,19 @@ int weft_static_escapes(int rootfd, const char *root, const char *rel, size_t re
     if (rel_len > 0 && rel[rel_len - 1] != '/')
         return file_escapes(rootfd, root, buf, rel_len, variants);
     /* A directory: the directory itself, then each index h2o may try. */
-    if (one_escapes(rootfd, root, buf))
-        return 1;
+    int r = one_escapes(rootfd, root, buf);
+    if (r != 0)
+        return r;
+    r = ABSENT;
     for (size_t i = 0; index[i] != NULL; i++) {
         size_t n = strlen(index[i]);
         memcpy(buf + rel_len, index[i], n + 1);
-        if (file_escapes(rootfd, root, buf, rel_len + n, variants))
+        int f = file_escapes(rootfd, root, buf, rel_len + n, variants);
+        if (f == 1)
             return 1;
+        if (f == 0)
+            r = 0;
         buf[rel_len] = '\0';
     }
-    return 0;
+    return r;
 }

@@ -24,8 +24,9 @@ long weft_static_decode(const char *rest, size_t len, char *out);
 /**
  * 1 when a file h2o may open for the decoded relative path `rel` (no
  * leading '/'; a trailing '/' asks for an index) leaves the directory open
- * as `rootfd` (real path `root`); 0 otherwise (including when there is no such file: h2o
- * finds none either). `index` is NULL-terminated; `variants` says to check
+ * as `rootfd` (real path `root`); 0 when none does and one is there; 2 when
+ * none is there (h2o finds none either; a file created later is checked
+ * then, so this answer is not worth remembering). `index` is NULL-terminated; `variants` says to check
  * the precompressed siblings too.
  */
 int weft_static_escapes(int rootfd, const char *root, const char *rel, size_t rel_len, char *const *index, int variants);

@@ -18,6 +18,7 @@
 #include "ws/ws.h"
 #include "dev/dev.h"
 #include "dispatch/dispatch.h"
+#include "edge/static_cache.h"
 #include "http/abuse.h"
 #include "http/framing.h"
 #include "http/http.h"
@@ -181,6 +182,7 @@ int weft_server_run(weft_generation *gen)
     h2o_setup(cfg);
     proc.first = gen;
     weft_loop_add_hook(&gen_hook);
+    weft_loop_add_hook(&weft_static_cache_hook);
     weft_dispatch_attach(cfg->coroutine.stack_size);
     weft_db_attach();
     weft_db_tx_attach();

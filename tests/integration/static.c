@@ -469,3 +469,55 @@ Test(static_files, many_or_overlapping_ranges_get_the_file_once_never_more)
     free(many);
     free(same);
 }
+
+/* GET over one kept-alive connection (so always the same loop); the body into buf. */
+static long get_on(CURL *c, const char *path, char *buf, size_t size)
+{
+    char url[600];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", srv.port, path);
+    wt_buf b = {0};
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, wt_curl_sink);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+    long st = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st);
+    snprintf(buf, size, "%s", b.data != NULL ? b.data : "");
+    free(b.data);
+    return st;
+}
+
+Test(static_files, a_file_swapped_for_a_symlink_out_is_refused_once_the_loop_forgets_its_check)
+{
+    /* A loop remembers a passed check until its next 0.1 s tick, as h2o
+     * keeps the descriptor it opened: until then the old file is served,
+     * after it the symlink is refused; never the target outside. One
+     * connection, so one loop, and its memory is what is tested. */
+    char p[600], tmp[600], q[600], body[256];
+    write_file(www, "swap.txt", "before the swap");
+    CURL *c = curl_easy_init();
+    long n = 0;
+    cr_assert_eq(get_on(c, "/s/swap.txt", body, sizeof(body)), 200);
+    curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &n);
+    cr_assert_eq(n, 1);
+    snprintf(p, sizeof(p), "%s/swap.txt", www);
+    snprintf(tmp, sizeof(tmp), "%s/.swap.tmp", www);
+    snprintf(q, sizeof(q), "%s/secret.txt", out);
+    cr_assert_eq(symlink(q, tmp), 0);
+    cr_assert_eq(rename(tmp, p), 0);
+    double t0 = wt_now_ms();
+    for (;;) {
+        long st = get_on(c, "/s/swap.txt", body, sizeof(body));
+        curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &n);
+        cr_assert_eq(n, 0, "the connection was not reused: another loop may have answered");
+        cr_assert_null(strstr(body, "secret"), "the symlink's target was served: %s", body);
+        if (st == 404)
+            break;
+        cr_assert_eq(st, 200);
+        cr_assert_lt(wt_now_ms() - t0, 10000, "still served 10 s after the swap");
+        usleep(5000);
+    }
+    curl_easy_cleanup(c);
+}
