@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "devserver.h"
 #include "harness.h"
 
 static wt_server srv;
@@ -150,4 +151,31 @@ Test(static_public, make_install_of_a_scaffolded_project_carries_public_along)
     start();
     wait_answer("/greeter", 200, NULL);
     wait_answer("/greeter/style.css", 200, "teal");
+}
+
+Test(static_public, weft_dev_serves_a_projects_public_folder_and_a_saved_file_at_once, .timeout = 180)
+{
+    char tmp[128], proj[300], pub[400];
+    wt_dev_tmpdir(tmp, sizeof(tmp));
+    wt_dev_project("greeter", tmp);
+    snprintf(proj, sizeof(proj), "%s/greeter", tmp);
+    snprintf(pub, sizeof(pub), "%s/public", proj);
+    cr_assert_eq(mkdir(pub, 0755), 0);
+    put(pub, "s.css", "body { color: teal; }");
+    put(proj, "greeter.routes",
+        "routes = (\n"
+        "  { path = \"/greeter\"; plugin = \"greeter\"; dispatch = \"coroutine\"; methods = [\"GET\"]; },\n"
+        "  { path = \"/greeter\"; static = { dir = \"greeter.public\"; }; }\n"
+        ");\n");
+    wt_server dev;
+    wt_dev_start(&dev, tmp, tmp, NULL);
+    srv = dev; /* wait_answer asks srv */
+    wait_answer("/greeter/s.css", 200, "teal");
+    wait_answer("/greeter", 200, "Hello from greeter");
+    /* A saved file is served with no build: plugins/greeter.public is a link to public/. */
+    put(pub, "s.css", "body { color: red; }");
+    wait_answer("/greeter/s.css", 200, "red");
+    memset(&srv, 0, sizeof(srv));
+    wt_stop_expect_0(&dev, "weft dev");
+    wt_rm_rf(tmp);
 }
