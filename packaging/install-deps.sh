@@ -73,10 +73,11 @@ esac
 h2o_deps="libssl-dev zlib1g-dev libbrotli-dev libzstd-dev libwslay-dev libyaml-dev perl"
 build="build-essential cmake pkg-config $h2o_deps libconfig-dev libgmp-dev libjansson-dev libpq-dev libsystemd-dev libcriterion-dev libcurl4-openssl-dev"
 run="$build postgresql-$pg postgresql-client-$pg"
-suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git"
+suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git media-types"
 # The host's tools for the suite's Debian 13 stage (packaging/check-trixie.sh),
 # which are not needed inside that root.
-test="$suite mmdebstrap systemd-container"
+# pebble and certbot: packaging/check-acme.sh, run on the host after the plain suite.
+test="$suite mmdebstrap systemd-container pebble certbot"
 bench="$run wrk nghttp2-client nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
 case $what in
   build) pkgs=$build ;;

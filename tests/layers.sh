@@ -16,7 +16,7 @@
 # Exit 0 when clean, 1 with every offending edge and cycle listed, 2 on misuse.
 
 # The layers, bottom to top: the one place the order is written down.
-LAYERS="base config core request dispatch db outbound ws plugin reload edge http ops dev process"
+LAYERS="base config core request dispatch db outbound ws edge plugin reload http ops dev process"
 
 set -u
 NM=${NM:-nm}

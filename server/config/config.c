@@ -91,6 +91,11 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
         weft_cfg_error(v, g, where, "must be a group { path = ...; plugin = ...; dispatch = ...; }");
         return;
     }
+    /* A directory instead of a plugin: a route of its own kind (route_static.c). */
+    if (config_setting_get_member(g, "static") != NULL) {
+        weft_cfg_load_route_static(v, cfg, g, where);
+        return;
+    }
     weft_cfg_check_keys(v, g, where, keys);
     weft_route_cfg r = {.methods = WEFT_M_ALL, .line = config_setting_source_line(g)};
     r.file = config_setting_source_file(g) != NULL ? config_setting_source_file(g) : cfg->path;
@@ -565,6 +570,8 @@ void weft_config_free(weft_config *cfg)
     free(cfg->pools);
     weft_route_cfg_free_from(cfg, 0);
     free(cfg->routes);
+    weft_static_cfg_free_from(cfg, 0);
+    free(cfg->statics);
     weft_route_files_free(cfg);
     free(cfg->log.access_log);
     free(cfg->log.error_log);

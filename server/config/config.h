@@ -94,6 +94,18 @@ typedef struct weft_route_cfg {
     int line;
 } weft_route_cfg;
 
+/* A route that serves a directory instead of a plugin: `static = { ... }`
+ * (config/route_static.c, served by edge/static.c). */
+typedef struct weft_static_cfg {
+    char *path;          /* a literal prefix: "/assets" serves /assets/... */
+    char *dir;           /* absolute, resolved against the file the route is in */
+    char **index;        /* NULL-terminated file names tried for a path ending in '/' */
+    int follow_symlinks; /* 0: a symlink resolving outside dir is never served */
+    int send_compressed; /* serve NAME.br / .zst / .gz when Accept-Encoding takes them */
+    const char *file;
+    int line;
+} weft_static_cfg;
+
 enum { WEFT_OFF = 0, WEFT_ON_MAIN = 1, WEFT_ON_ADMIN = 2 };
 
 typedef struct weft_db_cfg {
@@ -223,6 +235,8 @@ typedef struct weft_config {
     weft_headers_cfg *headers;   /* top-level header rules, for every answer; NULL: none */
     weft_compress_cfg *compress; /* top-level compress; NULL: answers go out as they are */
     weft_trace_cfg trace;
+    weft_static_cfg *statics; /* static routes, in reading order like routes */
+    size_t n_statics;
 } weft_config;
 
 /**

@@ -109,7 +109,7 @@ static void read_fragment(reading *rd, const char *path, const char *owner)
             refuse(cfg, path, why);
             return;
         }
-    size_t errs_before = rd->errs->count, routes_before = cfg->n_routes;
+    size_t errs_before = rd->errs->count, routes_before = cfg->n_routes, statics_before = cfg->n_statics;
 
     /* A fragment routes requests to plugin code and passes it options: it
      * gets the same ownership, permission and symlink checks as the .so,
@@ -154,6 +154,7 @@ static void read_fragment(reading *rd, const char *path, const char *owner)
     refuse(cfg, path, weft_errors_join(rd->errs, errs_before, rd->errs->count));
     weft_errors_truncate(rd->errs, errs_before);
     weft_route_cfg_free_from(cfg, routes_before);
+    weft_static_cfg_free_from(cfg, statics_before);
     /* Still the last one read: nothing else points into it. */
     cfg->n_route_files--;
     config_destroy(&rf->lc);

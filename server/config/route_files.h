@@ -34,6 +34,8 @@ int weft_dropin_policy_allows(const weft_dropin_policy *p, const char *file);
 void weft_refusals_free(weft_refusal *r, size_t n);
 /** Drops cfg->routes[from..]: the routes of a drop-in file left out. */
 void weft_route_cfg_free_from(weft_config *cfg, size_t from);
+/** The same for static routes (config/route_static.c). */
+void weft_static_cfg_free_from(weft_config *cfg, size_t from);
 /** Frees what weft_route_files_load attached to `cfg`. */
 void weft_route_files_free(weft_config *cfg);
 /** True for a file name the watcher must treat as a route fragment in a plugin directory. */

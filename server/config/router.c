@@ -29,6 +29,7 @@ typedef struct node {
     char *param_name;
     endpoint *eps;
     size_t n_eps;
+    endpoint *prefix; /* weft_router_add_prefix: this path and everything below */
 } node;
 
 struct weft_router {
@@ -130,6 +131,7 @@ static void node_free(node *n)
     free(n->param_name);
     free(n->literal);
     free(n->eps);
+    free(n->prefix);
 }
 
 void weft_router_free(weft_router *r)
@@ -271,13 +273,69 @@ static int walk(const node *n, const char *p, const char *end, unsigned method, 
     return 0;
 }
 
+int weft_router_add_prefix(weft_router *r, const char *prefix, unsigned methods, void *route, void **conflict,
+                           char *why, size_t size)
+{
+    *conflict = NULL;
+    if (weft_pattern_check(prefix, why, size) != 0)
+        return -1;
+    if (strchr(prefix, '{') != NULL) {
+        snprintf(why, size, "a prefix is literal (no {parameters})");
+        return -1;
+    }
+    node *n = &r->root;
+    const char *p = prefix, *end = prefix + strlen(prefix), *seg;
+    size_t len;
+    while (next_segment(&p, end, &seg, &len))
+        if ((n = child_for(n, seg, len, why, size)) == NULL)
+            return -1;
+    if (n->prefix != NULL) {
+        snprintf(why, size, "%s is already served as a prefix", prefix);
+        *conflict = n->prefix->route;
+        return -1;
+    }
+    n->prefix = xalloc(malloc(sizeof(endpoint)));
+    *n->prefix = (endpoint){methods, route};
+    return 0;
+}
+
+/* Literal segments only, from the root, remembering the deepest prefix. */
+static void match_prefix(const node *n, const char *path, size_t len, unsigned method, weft_match *m)
+{
+    const char *p = path, *end = path + len, *seg;
+    size_t seglen;
+    const endpoint *best = n->prefix;
+    size_t best_len = 0;
+    for (int depth = 0; n != NULL && depth < WEFT_MAX_SEGMENTS && next_segment(&p, end, &seg, &seglen); depth++) {
+        if ((n = lit_find(n, seg, seglen)) != NULL && n->prefix != NULL) {
+            best = n->prefix;
+            best_len = (size_t)(p - path);
+        }
+    }
+    if (best == NULL)
+        return;
+    m->prefix = 1;
+    m->prefix_len = best_len;
+    if (best->methods & method) {
+        m->status = 200;
+        m->route = best->route;
+    } else {
+        m->status = 405;
+        m->allow = best->methods;
+    }
+}
+
 void weft_router_match(const weft_router *r, const char *path, size_t len, unsigned method, weft_match *m)
 {
     m->status = 404;
     m->route = NULL;
     m->allow = 0;
     m->n_params = 0;
+    m->prefix = 0;
+    m->prefix_len = 0;
     walk(&r->root, path, path + len, method, m, 0);
+    if (m->status == 404)
+        match_prefix(&r->root, path, len, method, m);
 }
 
 /* One segment is "." or ".." (any of its dots may be written "%2e"). */

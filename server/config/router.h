@@ -26,6 +26,8 @@ typedef struct weft_match {
     unsigned allow; /* methods the path accepts (status 405) */
     size_t n_params;
     weft_param_slice params[WEFT_MAX_PARAMS];
+    int prefix;        /* the route was added with weft_router_add_prefix */
+    size_t prefix_len; /* bytes of the path its prefix covers (the rest is below it) */
 } weft_match;
 
 /**
@@ -50,6 +52,14 @@ void weft_router_free(weft_router *r);
  */
 int weft_router_add(weft_router *r, const char *pattern, unsigned methods, void *route, void **conflict, char *why,
                     size_t size);
+/**
+ * Adds a literal prefix ("/assets", or "/" for everything): it matches the
+ * path itself and every path below it, when no pattern added with
+ * weft_router_add matches the path (for any method); the longest such
+ * prefix wins. One route per prefix.
+ */
+int weft_router_add_prefix(weft_router *r, const char *prefix, unsigned methods, void *route, void **conflict,
+                           char *why, size_t size);
 void weft_router_match(const weft_router *r, const char *path, size_t len, unsigned method, weft_match *m);
 
 #endif

@@ -68,6 +68,8 @@ int weft_cfg_load_rate_limit(vctx *v, const config_setting_t *parent, const char
 
 /* listen_proxies.c: a listen group's trusted_proxies and proxy_protocol into `out`; 0, or -1 after reporting. */
 int weft_cfg_load_proxies(vctx *v, const config_setting_t *g, const char *where, weft_listen_cfg *out);
+/* route_static.c: a route with a `static` group into cfg->statics. */
+void weft_cfg_load_route_static(vctx *v, weft_config *cfg, const config_setting_t *route, const char *where);
 
 /* listen.c */
 void weft_cfg_load_listen(vctx *v, weft_config *cfg, const config_setting_t *root);

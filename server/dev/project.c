@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/file.h"
 #include "base/log.h"
@@ -174,10 +175,28 @@ static int run_logged(const char *cmd, const char *log, char **output)
     return status;
 }
 
+/* Its public/ folder travels with it as NAME.public beside NAME.so, where a
+ * static route in NAME.routes finds it (docs/PLUGINS.md): a symlink, so a
+ * saved file is served at once, with no build. */
+static void link_public(const weft_dev_project *p, const weft_dev_dirs *d)
+{
+    char src[PATH_MAX + 16], dst[PATH_MAX + 80], tmp[PATH_MAX + 80];
+    struct stat st;
+    if (weft_dev_format(src, sizeof(src), "public path", "%s/public", p->dir) != 0 || stat(src, &st) != 0 ||
+        !S_ISDIR(st.st_mode) ||
+        weft_dev_format(dst, sizeof(dst), "public path", "%s/%s.public", d->plugins, p->name) != 0 ||
+        weft_dev_format(tmp, sizeof(tmp), "public path", "%s/.%s.public.new", d->plugins, p->name) != 0)
+        return;
+    (void)unlink(tmp);
+    if (symlink(src, tmp) != 0 || rename(tmp, dst) != 0)
+        weft_log_error("dev: cannot link %s to %s: %s", dst, src, strerror(errno));
+}
+
 /* Its routes travel with it, exactly as an operator drops them in: NAME.routes
  * next to NAME.so, by write-then-rename, and only when they changed. */
 static void install_routes(weft_dev_project *p, const weft_dev_dirs *d)
 {
+    link_public(p, d);
     char routes[PATH_MAX + 80], tmp[PATH_MAX + 80];
     if (weft_dev_format(routes, sizeof(routes), "routes path", "%s/%s.routes", d->plugins, p->name) != 0 ||
         weft_dev_format(tmp, sizeof(tmp), "routes path", "%s/.%s.routes.new", d->plugins, p->name) != 0)

@@ -6,8 +6,6 @@
  */
 #include "edge/edge.h"
 
-#include "core/loop.h"
-#include "reload/generation.h"
 
 typedef struct route_prefilter {
     h2o_req_prefilter_t super;
@@ -75,17 +73,22 @@ int weft_edge_preflight(h2o_req_t *req, const weft_router *router, const char *p
 /* Answers no route's prefilter took: 404, 405, 414, 400, the built-in
  * endpoints, and routes with no rules of their own. The serving
  * generation's config is the loop's, current while the head is set up. */
+/* Who serves is reload/'s to say, above this folder: process/ hands the
+ * question over at registration. */
+static const weft_config *(*serving_config)(void);
+
 static void on_path_setup(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 {
     (void)self;
-    weft_loop *L = weft_loop_current;
-    if (!has_route(req) && L != NULL && L->gen != NULL)
-        slot = apply(req, slot, NULL, L->gen->cfg);
+    const weft_config *cfg = has_route(req) ? NULL : serving_config();
+    if (cfg != NULL)
+        slot = apply(req, slot, NULL, cfg);
     h2o_setup_next_ostream(req, slot);
 }
 
-void weft_edge_register(h2o_pathconf_t *path)
+void weft_edge_register(h2o_pathconf_t *path, const weft_config *(*serving)(void))
 {
+    serving_config = serving;
     h2o_filter_t *f = h2o_create_filter(path, sizeof(*f));
     f->on_setup_ostream = on_path_setup;
 }

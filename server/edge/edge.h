@@ -18,7 +18,7 @@
 #include "config/router.h"
 
 /** Start-up: the filter for answers no route claimed, on the main host's path. */
-void weft_edge_register(h2o_pathconf_t *path);
+void weft_edge_register(h2o_pathconf_t *path, const weft_config *(*serving)(void));
 
 /**
  * The request was routed to `route` under `cfg`: whatever answer it gets

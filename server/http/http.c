@@ -9,6 +9,7 @@
 #include "http/bodybuf.h"
 #include "http/client_addr.h"
 #include "http/ratelimit.h"
+#include "http/static_route.h"
 #include "request/body.h"
 #include "reload/generation.h"
 #include "base/log.h"
@@ -299,6 +300,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         h2o_iovec_t v = h2o_strdup(&req->pool, allow, strlen(allow));
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, v.base, v.len);
         early(req, 405, "method not allowed for this path");
+        return 0;
+    }
+    if (m.prefix) { /* only static routes are prefixes */
+        weft_http_static(req, m.route, norm, (size_t)norm_len, m.prefix_len);
         return 0;
     }
     weft_route *route = m.route;

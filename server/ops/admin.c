@@ -101,11 +101,21 @@ static json_t *status_json(const weft_generation *g)
     json_t *last = rs.at == 0 ? json_null()
                               : json_pack("{s:b, s:I, s:s}", "ok", rs.last_ok, "at", (json_int_t)rs.at, "message",
                                           rs.message);
-    return json_pack("{s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:o}, s:o}", "version", WEFT_VERSION,
-                     "generation", (json_int_t)g->id, "config", g->cfg->path, "routes_dir", g->cfg->routes_dir,
-                     "route_files", files, "refused_files", refused, "routes", routes, "plugins", modules,
-                     "quarantined", quarantined, "reloads", "ok", (json_int_t)rs.ok, "failed", (json_int_t)rs.failed,
-                     "last", last, "libpq", libpq);
+    json_t *doc = json_pack("{s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:o}, s:o}", "version",
+                            WEFT_VERSION, "generation", (json_int_t)g->id, "config", g->cfg->path, "routes_dir",
+                            g->cfg->routes_dir, "route_files", files, "refused_files", refused, "routes", routes,
+                            "plugins", modules, "quarantined", quarantined, "reloads", "ok", (json_int_t)rs.ok,
+                            "failed", (json_int_t)rs.failed, "last", last, "libpq", libpq);
+    /* Static routes serve directories, no plugin: a list of their own. */
+    json_t *statics = json_array();
+    for (size_t i = 0; i < g->cfg->n_statics; i++) {
+        const weft_static_cfg *sc = &g->cfg->statics[i];
+        json_array_append_new(statics, json_pack("{s:s, s:s, s:b, s:o}", "path", sc->path, "dir", sc->dir,
+                                                 "follow_symlinks", sc->follow_symlinks, "source",
+                                                 json_sprintf("%s:%d", sc->file, sc->line)));
+    }
+    json_object_set_new(doc, "static_routes", statics);
+    return doc;
 }
 
 static void send_json(h2o_req_t *req, int status, json_t *doc)

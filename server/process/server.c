@@ -19,6 +19,7 @@
 #include "dev/dev.h"
 #include "edge/edge.h"
 #include "dispatch/dispatch.h"
+#include "edge/static_cache.h"
 #include "http/abuse.h"
 #include "http/framing.h"
 #include "http/http.h"
@@ -62,6 +63,14 @@ static void gen_teardown(weft_loop *L)
 
 static const weft_loop_hook gen_hook = {.setup = gen_setup, .teardown = gen_teardown};
 
+/* The config of the generation this loop serves (the edge filter's rules
+ * for answers no route took). */
+static const weft_config *serving_config(void)
+{
+    weft_loop *L = weft_loop_current;
+    return L != NULL && L->gen != NULL ? L->gen->cfg : NULL;
+}
+
 /* Handlers run in registration order and built-in endpoints decline what is
  * not theirs, so the route dispatcher never needs to know they exist. */
 static void h2o_setup(const weft_config *cfg)
@@ -74,6 +83,10 @@ static void h2o_setup(const weft_config *cfg)
     proc.h2o.max_request_entity_size = (size_t)1 << 40;
     proc.h2o.http1.req_timeout = (uint64_t)cfg->limits.request_timeout_ms;
     proc.h2o.http2.idle_timeout = (uint64_t)cfg->limits.idle_timeout_ms;
+    /* Static routes: each loop keeps the files it opened for up to 0.1 s
+     * (core/loop.c empties the cache every tick), sized as h2o's own server
+     * sizes it; without it every request opens and stats its file again. */
+    proc.h2o.filecache.capacity = proc.h2o.http2.max_concurrent_requests_per_connection * 2;
     /* The main listeners see only this host list, so no Host header can
      * reach the admin endpoints through them. */
     proc.main_hosts[0] = h2o_config_register_host(&proc.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
@@ -82,7 +95,7 @@ static void h2o_setup(const weft_config *cfg)
     weft_observe_register(path, WEFT_ON_MAIN);
     weft_respond_register(path, weft_dev_intercept);
     weft_http_register(path);
-    weft_edge_register(path); /* header rules, CORS and compression of every answer on the main host */
+    weft_edge_register(path, serving_config); /* header rules, CORS and compression of every answer on the main host */
     /* h2o lets a body stream only when the path's first handler says so;
      * those before weft's own read the head alone and decline, so the body
      * reaches http/ as it arrives (streamed or collected there, per route). */
@@ -181,6 +194,7 @@ int weft_server_run(weft_generation *gen)
     h2o_setup(cfg);
     proc.first = gen;
     weft_loop_add_hook(&gen_hook);
+    weft_loop_add_hook(&weft_static_cache_hook);
     weft_dispatch_attach(cfg->coroutine.stack_size);
     weft_db_attach();
     weft_db_tx_attach();

@@ -141,6 +141,7 @@ static void destroy(weft_generation *g, int keep_cfg)
     for (size_t i = 0; g->tls != NULL && i < g->cfg->n_listen; i++)
         SSL_CTX_free(g->tls[i]);
     free(g->tls);
+    weft_generation_free_statics(g);
     weft_router_free(g->router);
     free(g->routes);
     free(g->modules);
@@ -247,6 +248,7 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
             continue;
         weft_route_init_run(r, &weft_host_table, plugin_state, timers, errs);
     }
+    weft_generation_build_statics(g, check_only, errs);
     /* libpq is loaded here, by the first generation that needs a database
      * (-t included, so a missing libpq is reported before a reload). */
     int want_db = weft_db_needed(&cfg->database);

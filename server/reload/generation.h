@@ -20,6 +20,16 @@
 
 struct weft_workpool;
 struct weft_quarantine;
+struct weft_static;
+struct st_h2o_mimemap_t;
+struct weft_generation;
+
+/* A static route as the router holds it (reload/statics.c). */
+typedef struct weft_static_route {
+    struct weft_static *serve; /* edge/static.h */
+    int stat_slot;             /* metrics series (policy "static"); -1 when none */
+    struct weft_generation *gen;
+} weft_static_route;
 
 typedef struct weft_generation {
     atomic_long refs;
@@ -38,6 +48,9 @@ typedef struct weft_generation {
     struct weft_dbpool *dbpool; /* blocking connections for pool workers (opened lazily) */
     struct ssl_ctx_st **tls;     /* per cfg->listen entry; NULL for cleartext listeners */
     struct weft_quarantine *quarantined; /* one per quarantined module (parallel to modules) */
+    weft_static_route *statics; /* one per cfg->statics entry that was built */
+    size_t n_statics;
+    struct st_h2o_mimemap_t *mimemap; /* their MIME types (edge/mime.h); NULL without static routes */
 } weft_generation;
 
 /**
@@ -59,6 +72,9 @@ void weft_generation_start_timers(weft_generation *g);
  */
 void weft_generation_release(weft_generation *g);
 void weft_generation_set_reaper(void (*reaper)(weft_generation *g));
+/** Builds the config's static routes into g's router (reload/statics.c); errors go to `errs`. */
+void weft_generation_build_statics(weft_generation *g, int check_only, weft_errors *errs);
+void weft_generation_free_statics(weft_generation *g);
 /** Destroys a generation whose last reference is gone. */
 void weft_generation_destroy(weft_generation *g);
 

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# bench/static.sh — static files: weft's static route against h2o's own
+# server built from the same vendored tree (cmake target h2o-server: the same
+# libh2o commit, the same file handler) and nginx, on the same machine in the
+# same run. A 5-byte file and a 1 MB file, HTTP/1.1 (wrk -c100) and h2c
+# (h2load -c10 -m10); every server with $(nproc) threads / workers.
+#
+#   bench/static.sh            # print the section to stdout
+#   bench/static.sh --write    # ... and write it into docs/BENCHMARKS.md
+#
+# Interleaved rounds (one run of each server per round, the order rotated),
+# 3 rounds, 2 more when a spread exceeds 10 %; medians with min–max, and the
+# ratio weft / h2o per row (target ≥ 0.95×). Bounded: 2 files × 2 protocols ×
+# 3 servers × 3–5 runs of BENCH_SECONDS (default 5) ≈ 3–5 minutes.
+#
+# Needs: packaging/install-deps.sh bench (wrk, h2load, nginx-light, curl).
+# Environment: BENCH_SECONDS, WEFT_BUILD (Release build directory, default
+# <repo>/build-bench).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${WEFT_BUILD:-$ROOT/build-bench}
+SECS=${BENCH_SECONDS:-5}
+DOC=$ROOT/docs/BENCHMARKS.md
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+# shellcheck source=bench/r2lib.sh
+. "$ROOT/bench/r2lib.sh"
+bench_setup static "$@"
+chmod 755 "$TMP" # h2o and nginx workers run as nobody and read the files
+for t in wrk h2load curl nginx; do command -v $t >/dev/null || die "$t missing: packaging/install-deps.sh bench"; done
+ulimit -n 65536 2>/dev/null || true
+NCPU=$(nproc)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+
+log "building weft (Release) and h2o's server of the vendored tree in $BUILD"
+if ! cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWEFT_TESTS=OFF >"$TMP/cmake.log" 2>&1 ||
+    ! cmake --build "$BUILD" -j"$NCPU" --target weft h2o-server >>"$TMP/cmake.log" 2>&1; then
+    cat "$TMP/cmake.log" >&2
+    die "build failed (h2o-server needs libyaml-dev)"
+fi
+cp "$BUILD/server/weft" "$TMP/weft"
+cp "$BUILD/bench/h2o" "$TMP/h2o" # private copies: a rebuild must not swap them
+H2O_VERSION="$("$TMP/h2o" --version 2>/dev/null | awk 'NR == 1 { print $3 }') @ $(awk '$1 == "commit" { print substr($2, 1, 7) }' "$ROOT/third_party/h2o/UPSTREAM")"
+mkdir -p "$TMP/www"
+printf 'hello' >"$TMP/www/5b.txt"
+head -c 1048576 /dev/urandom >"$TMP/www/1m.bin"
+chmod -R a+rX "$TMP/www"
+wrk_lua
+
+free_port wp hp np nc
+cat >"$TMP/weft.conf" <<EOF
+threads = $NCPU;
+listen = [ "127.0.0.1:$wp" ];
+admin = false;
+log = { level = "warn"; request_id_header = "never"; };
+routes = ( { path = "/"; static = { dir = "$TMP/www"; }; } );
+EOF
+cat >"$TMP/h2o.yaml" <<EOF
+num-threads: $NCPU
+user: nobody
+error-log: $TMP/h2o.err
+listen:
+  host: 127.0.0.1
+  port: $hp
+hosts:
+  default:
+    paths:
+      /:
+        file.dir: $TMP/www
+EOF
+cat >"$TMP/nginx.conf" <<EOF
+worker_processes $NCPU;
+daemon off;
+pid $TMP/nginx.pid;
+error_log $TMP/nginx.err;
+events { worker_connections 20000; }
+http {
+  access_log off;
+  sendfile on;
+  keepalive_requests 100000000;
+  http2_max_requests 100000000;
+  client_body_temp_path $TMP/nginx-body;
+  default_type application/octet-stream;
+  server {
+    listen 127.0.0.1:$np;
+    listen 127.0.0.1:$nc http2;
+    root $TMP/www;
+  }
+}
+EOF
+"$TMP/weft" -t -c "$TMP/weft.conf" >"$TMP/check.log" 2>&1 || { cat "$TMP/check.log" >&2; die "weft rejects its config"; }
+"$TMP/h2o" -t -c "$TMP/h2o.yaml" >"$TMP/h2o.log" 2>&1 || { cat "$TMP/h2o.log" >&2; die "h2o rejects its config"; }
+"$TMP/weft" -c "$TMP/weft.conf" 2>>"$TMP/weft.log" &
+pid_weft=$!
+PIDS+=($!)
+"$TMP/h2o" -c "$TMP/h2o.yaml" >>"$TMP/h2o.log" 2>&1 &
+pid_h2o=$!
+PIDS+=($!)
+nginx -c "$TMP/nginx.conf" -e "$TMP/nginx.err" >/dev/null 2>&1 &
+pid_nginx=$!
+PIDS+=($!)
+for p in "$wp" "$hp" "$np"; do
+    wait_http "http://127.0.0.1:$p/5b.txt"
+    [[ $(curl -s "http://127.0.0.1:$p/5b.txt") == hello ]] || die "port $p does not serve 5b.txt"
+    [[ $(curl -s "http://127.0.0.1:$p/1m.bin" | cmp - "$TMP/www/1m.bin" && echo same) == same ]] || die "port $p: 1m.bin differs"
+done
+
+h1() { run_wrk 100 "$SECS" "$1"; }
+h2() { run_h2load 10 10 "$SECS" "$1"; }
+# CPU time (clock ticks) of a server: the process (every thread) and its
+# direct children (nginx's workers). CPU per request does not depend on the
+# share of the cores a server gets from the machine's other jobs; req/s does.
+tree_ticks() {
+    local p f t=0
+    for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        read -ra f <<<"$(sed 's/.*) //' "/proc/$p/stat")"
+        t=$((t + f[11] + f[12]))
+    done
+    echo "$t"
+}
+hz=$(getconf CLK_TCK)
+srv_once() { # FN URL PID — "rps ... cpu_us=µs of server CPU per request"
+    local t0 out
+    t0=$(tree_ticks "$3")
+    out=$("$1" "$2")
+    awk -v o="$out" -v t=$(($(tree_ticks "$3") - t0)) -v hz="$hz" -v s="$SECS" \
+        'BEGIN { split(o, f, " "); printf "%s cpu_us=%.2f\n", o, (f[1] > 0) ? t / hz * 1e6 / (f[1] * s) : 0 }'
+}
+rows="" ratios=""
+for file in 5b.txt 1m.bin; do
+    for proto in "HTTP/1.1 (wrk -c100)|h1|$wp|$hp|$np" "h2c (h2load -c10 -m10)|h2|$wp|$hp|$nc"; do
+        IFS='|' read -r name fn p_w p_h p_n <<<"$proto"
+        srvs=("weft:$p_w:$pid_weft" "h2o:$p_h:$pid_h2o" "nginx:$p_n:$pid_nginx")
+        declare -A sv=() sall=() med=() cpu=()
+        for ((round = 0; round < 5; round++)); do
+            for ((k = 0; k < ${#srvs[@]}; k++)); do
+                IFS=: read -r s port pid <<<"${srvs[(k + round) % ${#srvs[@]}]}"
+                out=$(srv_once "$fn" "http://127.0.0.1:$port/$file" "$pid") || die "$s: $fn failed"
+                sv[$s]+="${out%% *} "
+                sall[$s]+="$out;"
+            done
+            if ((round == 2)); then
+                wide=0
+                for s in "${!sv[@]}"; do
+                    # shellcheck disable=SC2086
+                    read -r _ _ _ sp <<<"$(stats ${sv[$s]})"
+                    awk -v s="$sp" 'BEGIN { exit !(s > 10) }' && wide=1
+                done
+                ((wide)) || break
+                log "$file $name: a spread over 10 % in 3 rounds: two more"
+            fi
+        done
+        for srv in "${srvs[@]}"; do
+            s=${srv%%:*}
+            # shellcheck disable=SC2086
+            read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats ${sv[$s]})"
+            # shellcheck disable=SC2034 # R_ALL is read by field
+            R_ALL=${sall[$s]}
+            med[$s]=$R_MED cpu[$s]=$(field cpu_us)
+            rows+="| $file | $name | $s | $(fmt "$R_MED" "$R_MIN" "$R_MAX") | ${cpu[$s]} | $(field errors) |"$'\n'
+        done
+        wh=$(awk -v a="${med[weft]}" -v b="${med[h2o]}" 'BEGIN { printf "%.2f", a / b }')
+        wn=$(awk -v a="${med[weft]}" -v b="${med[nginx]}" 'BEGIN { printf "%.2f", a / b }')
+        # Efficiency: requests per CPU second, weft's over h2o's (= h2o's µs per request over weft's).
+        eh=$(awk -v a="${cpu[h2o]}" -v b="${cpu[weft]}" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+        ok=$(awk -v r="$wh" -v e="$eh" 'BEGIN { print (r >= 0.95) ? "met" : (e >= 0.95 ? "req/s missed, CPU met" : "**missed**") }')
+        ratios+="| $file | $name | **$wh×** | **$eh×** | $wn× | $ok |"$'\n'
+        log "$file $name: weft ${med[weft]}, h2o ${med[h2o]}, nginx ${med[nginx]} req/s; µs/request ${cpu[weft]} ${cpu[h2o]} ${cpu[nginx]}: weft/h2o $wh (CPU $eh)"
+        unset sv sall med cpu
+    done
+done
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+section="<!-- BEGIN static.sh -->
+### Static files: weft's static route, h2o $H2O_VERSION (the vendored tree), nginx $(nginx -v 2>&1 | sed 's|.*/||')
+
+\`bench/static.sh\`, $(date -u +%Y-%m-%d), $NCPU CPUs shared with other jobs (load average $LOAD0 before, $LOAD1 after).
+weft serves a static route on \`/\` (h2o's file handler behind weft's router and its path, symlink and Range
+checks); h2o serves the same directory with \`file.dir\` (its server built from third_party/h2o, cmake target
+\`h2o-server\`, the same libh2o commit); nginx with \`root\` and \`sendfile on\`. $NCPU threads / workers each,
+cleartext loopback, ${SECS} s per run, the servers interleaved round by round; medians of 3 runs (5 when a
+spread exceeded 10 %) with min–max, in requests/s.
+
+| file | protocol | weft / h2o req/s (target ≥ 0.95×) | weft / h2o requests per CPU second | weft / nginx req/s | target |
+|---|---|---|---|---|---|
+${ratios}
+| file | protocol | server | req/s median (min–max) | server CPU µs / request | errors |
+|---|---|---|---|---|---|
+${rows}
+Ratios are of the same run. req/s moves with the share of the 2 cores the machine's other jobs leave each
+server during its run; server CPU time per request (the process and its children, from /proc) does not, so
+on a loaded machine the CPU column is the steadier comparison.
+<!-- END static.sh -->"
+printf '%s\n' "$section"
+if ((WRITE)); then
+    replace_section "$DOC" "<!-- BEGIN static.sh -->" "<!-- END static.sh -->" "$section"
+    log "written into $DOC"
+fi
