@@ -72,6 +72,9 @@ typedef struct weft_route_cfg {
     int max_concurrent;        /* requests of this route in flight at once; more: 503; 0: no cap */
     const char *file;
     int line;
+    /* limits.max_buffered_response(_total), copied here so that request/
+     * reads the serving generation's values (request/backlog.h) */
+    size_t max_buffered_response, max_buffered_response_total;
 } weft_route_cfg;
 
 enum { WEFT_OFF = 0, WEFT_ON_MAIN = 1, WEFT_ON_ADMIN = 2 };
@@ -150,6 +153,8 @@ typedef struct weft_config {
         size_t max_headers;     /* HTTP/1 request header lines in total, bytes; more: 431 */
         size_t max_route_file_size;   /* bytes of one route fragment; bigger: refused */
         size_t max_route_file_routes; /* routes in one route fragment; more: refused */
+        size_t max_buffered_response;       /* answer bytes queued for one client connection (request/backlog.c) */
+        size_t max_buffered_response_total; /* ... for all of them; past it the slowest readers are closed */
     } limits;
     struct {
         int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */

@@ -31,6 +31,7 @@
 #include "ops/accesslog.h"
 #include "ops/trim.h"
 #include "reload/reload.h"
+#include "request/backlog.h"
 #include "request/respond.h"
 #include "version.h"
 
@@ -184,6 +185,7 @@ int weft_server_run(weft_generation *gen)
     weft_ws_attach();
     weft_ptimers_attach();
     weft_trim_attach();
+    weft_backlog_attach();
     weft_loops_conf lc = {.h2o = &proc.h2o,
                           .main_hosts = proc.main_hosts,
                           .admin_hosts = proc.admin_hosts,
