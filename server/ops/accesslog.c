@@ -15,6 +15,7 @@ typedef struct access_logger {
 
 static atomic_int log_fd = -1;
 static char *log_path;
+static char *log_fmt; /* for the loggers of further paths */
 
 static void log_access(h2o_logger_t *self, h2o_req_t *req)
 {
@@ -34,6 +35,15 @@ static void dispose(h2o_logger_t *self)
 {
     access_logger *l = (access_logger *)self;
     h2o_logconf_dispose(l->conf);
+}
+
+/* One logger per path, each with its own compiled format (h2o disposes each). */
+static void add_logger(h2o_pathconf_t *path, h2o_logconf_t *conf)
+{
+    access_logger *l = (access_logger *)h2o_create_logger(path, sizeof(*l));
+    l->super.log_access = log_access;
+    l->super.dispose = dispose;
+    l->conf = conf;
 }
 
 static int open_file(const char *file, char *why, size_t size)
@@ -64,11 +74,25 @@ int weft_accesslog_open(h2o_pathconf_t *path, const char *file, const char *fmt,
         snprintf(why, size, "out of memory");
         return -1;
     }
+    free(log_fmt);
+    if ((log_fmt = strdup(fmt)) == NULL) {
+        close(fd);
+        h2o_logconf_dispose(conf);
+        snprintf(why, size, "out of memory");
+        return -1;
+    }
     atomic_store(&log_fd, fd);
-    access_logger *l = (access_logger *)h2o_create_logger(path, sizeof(*l));
-    l->super.log_access = log_access;
-    l->super.dispose = dispose;
-    l->conf = conf;
+    add_logger(path, conf);
+    return 0;
+}
+
+int weft_accesslog_cover(h2o_pathconf_t *path)
+{
+    char err[256];
+    h2o_logconf_t *conf = log_fmt != NULL ? h2o_logconf_compile(log_fmt, H2O_LOGCONF_ESCAPE_APACHE, err) : NULL;
+    if (conf == NULL)
+        return -1;
+    add_logger(path, conf);
     return 0;
 }
 
@@ -94,4 +118,6 @@ void weft_accesslog_close(void)
         close(fd);
     free(log_path);
     log_path = NULL;
+    free(log_fmt);
+    log_fmt = NULL;
 }

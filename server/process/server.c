@@ -102,6 +102,10 @@ static void h2o_setup(const weft_config *cfg)
         char why[512];
         if (weft_accesslog_open(path, cfg->log.access_log, fmt, why, sizeof(why)) != 0)
             weft_log_error("%s: log.access_log: %s; serving without an access log", cfg->path, why);
+        /* h2o's own answers to requests it refuses (400s) come from the
+         * host's fallback path, not from the one weft's handlers are on. */
+        else if (weft_accesslog_cover(&proc.main_hosts[0]->fallback_path) != 0)
+            weft_log_error("%s: log.access_log: out of memory: h2o's own 400s are not logged", cfg->path);
     }
 }
 
