@@ -187,7 +187,11 @@ void weft_respond_req(h2o_req_t *req, weft_req *r)
                                       rc != NULL ? rc->max_buffered_response_total : 0),
                      body.len);
     h2o_start_response(req, &h->gen);
-    h2o_send(req, &body, 1, H2O_SEND_STATE_FINAL);
+    /* As h2o_send_inline does: h2o itself would send a HEAD's body. */
+    if (h2o_memis(req->input.method.base, req->input.method.len, H2O_STRLIT("HEAD")))
+        h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+    else
+        h2o_send(req, &body, 1, H2O_SEND_STATE_FINAL);
 }
 
 typedef struct answer_handler {

@@ -17,6 +17,7 @@
 
 #include "confs.h"
 #include "harness.h"
+#include "rawhttp.h"
 
 #define TOTAL (16 * 1024 * 1024)
 /* Upstream bodies of 1,000,000 bytes: an 8 MB, a 16 MB and a 3 MB answer. */
@@ -202,3 +203,23 @@ ParameterizedTest(wt_policy *p, slowreader, streams_wait_for_their_clients)
     wt_wait_metric_eq(&srv, "weft_buffered_response_bytes", 0, 15000);
     wt_wait_metric_eq(&srv, "weft_inflight_requests", 0, 15000);
 }
+
+/* A whole answer of 16 KiB or more goes to h2o without a copy (and is
+ * charged): its length and body as before, and none for HEAD. */
+Test(slowreader, large_answers_are_whole_and_head_has_no_body)
+{
+    wt_raw_resp r;
+    wt_raw_http(srv.port, "GET", "/coroutine/aggregate?ids=100000", NULL, NULL, &r);
+    cr_assert_eq(r.status, 200);
+    char cl[32];
+    cr_expect_str_eq(wt_raw_header(&r, "content-length", cl, sizeof(cl)), "100003");
+    cr_expect_eq(r.len - strlen(r.head) - 4, 100003, "the whole body: %zu bytes in all", r.len);
+    cr_expect_eq(strspn(r.body, "x,[]\n"), 100003, "the upstream's bytes, as they were");
+    wt_raw_free(&r);
+    wt_raw_http(srv.port, "HEAD", "/coroutine/aggregate?ids=100000", NULL, NULL, &r);
+    cr_assert_eq(r.status, 200);
+    cr_expect_str_eq(wt_raw_header(&r, "content-length", cl, sizeof(cl)), "100003");
+    cr_expect_eq(r.len - strlen(r.head) - 4, 0, "HEAD: no body (%zu bytes in all)", r.len);
+    wt_raw_free(&r);
+}
+
