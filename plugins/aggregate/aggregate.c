@@ -9,8 +9,13 @@
  *
  * Options: upstream (required, "http://host:port"), path (default
  * "/coroutine/persons/"), timeout_ms (2000), connect_timeout_ms (1000),
- * max_ids (100), max_connections (64, per loop), ca_file (https only).
- * Upstream timeout → 504; refused, reset, DNS, TLS or an unexpected status → 502.
+ * max_ids (100), max_connections (64, per loop), ca_file (https only),
+ * max_response (4 MiB: the upstream bodies of one request together; each
+ * call may bring its share, max_response / ids, at least 4 KiB and at most
+ * 1 MiB, so a request never gathers much more than max_response however its
+ * upstream answers).
+ * Upstream timeout → 504; refused, reset, DNS, TLS, an unexpected status or
+ * bodies past max_response → 502.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -26,6 +31,7 @@ typedef struct route {
     const char *ca_file;
     int timeout_ms, connect_timeout_ms, max_connections;
     long max_ids;
+    long long max_response;
     char *ca_copy;
 } route;
 
@@ -46,13 +52,15 @@ static int init(const weft_host *h, weft_init *ctx, void **state)
     rt->connect_timeout_ms = (int)h->opt_int(ctx, "connect_timeout_ms", 1000);
     rt->max_connections = (int)h->opt_int(ctx, "max_connections", 64);
     rt->max_ids = (long)h->opt_int(ctx, "max_ids", 100);
+    rt->max_response = h->opt_int(ctx, "max_response", 4 * 1024 * 1024);
     if (upstream == NULL || (strncmp(upstream, "http://", 7) != 0 && strncmp(upstream, "https://", 8) != 0)) {
         h->init_error(ctx, "option upstream must be an http:// or https:// base URL");
         free(rt);
         return WEFT_ERROR;
     }
-    if (rt->timeout_ms <= 0 || rt->connect_timeout_ms <= 0 || rt->max_connections <= 0 || rt->max_ids <= 0) {
-        h->init_error(ctx, "timeout_ms, connect_timeout_ms, max_connections and max_ids must be positive");
+    if (rt->timeout_ms <= 0 || rt->connect_timeout_ms <= 0 || rt->max_connections <= 0 || rt->max_ids <= 0 ||
+        rt->max_response <= 0) {
+        h->init_error(ctx, "timeout_ms, connect_timeout_ms, max_connections, max_ids and max_response must be positive");
         free(rt);
         return WEFT_ERROR;
     }
@@ -128,6 +136,10 @@ static job *prepare(weft_req *req, const route *rt)
         return NULL;
     }
     j->n = n;
+    /* Each call's share of max_response: a client that does not read its
+     * answer holds what this request gathered, so that is what is bounded. */
+    size_t share = (size_t)rt->max_response / n;
+    share = share < 4096 ? 4096 : share > 1024 * 1024 ? 1024 * 1024 : share;
     const char *p = q;
     for (size_t i = 0; i < n; i++) {
         char *end;
@@ -150,13 +162,15 @@ static job *prepare(weft_req *req, const route *rt)
         j->rqs[i].connect_timeout_ms = rt->connect_timeout_ms;
         j->rqs[i].max_connections = rt->max_connections;
         j->rqs[i].ca_file = rt->ca_file;
+        j->rqs[i].max_body = share;
     }
     return j;
 }
 
 /* The JSON array, or the first failure as 504 / 502. */
-static void answer(weft_req *req, job *j)
+static void answer(weft_req *req, job *j, long long max_response)
 {
+    long long total = 0;
     for (size_t i = 0; i < j->n; i++) {
         const weft_http_response *r = j->res[i];
         if (r == NULL) {
@@ -174,6 +188,12 @@ static void answer(weft_req *req, job *j)
             host->res_error(req, 502, "upstream failed");
             return;
         }
+        total += (long long)r->body_len;
+    }
+    if (total > max_response) {
+        host->log(req, WEFT_LOG_WARN, "upstream bodies of %lld bytes together, more than max_response", total);
+        host->res_error(req, 502, "upstream answers larger than max_response");
+        return;
     }
     host->res_status(req, 200);
     host->res_header(req, "content-type", "application/json");
@@ -198,7 +218,7 @@ static int handle(weft_req *req, void *state)
     if (host->http_fetch_all(req, j->n, j->rqs, j->res) != WEFT_OK)
         host->res_error(req, 503, "cannot call the upstream");
     else
-        answer(req, j);
+        answer(req, j, ((route *)state)->max_response);
     job_free(j);
     return WEFT_OK;
 }
@@ -206,6 +226,7 @@ static int handle(weft_req *req, void *state)
 typedef struct slot {
     job *j;
     size_t i;
+    long long max_response;
 } slot;
 
 static void on_answer(weft_req *req, void *arg, int rc, weft_http_response *res)
@@ -213,11 +234,12 @@ static void on_answer(weft_req *req, void *arg, int rc, weft_http_response *res)
     (void)rc; /* res->error says it all */
     slot *s = arg;
     job *j = s->j;
+    long long max_response = s->max_response;
     j->res[s->i] = res;
     free(s);
     if (--j->left > 0)
         return;
-    answer(req, j);
+    answer(req, j, max_response);
     job_free(j);
     host->done(req, WEFT_OK);
 }
@@ -237,12 +259,12 @@ static int handle_async(weft_req *req, void *state)
             j->left--;
             continue;
         }
-        *s = (slot){j, i};
+        *s = (slot){j, i, ((route *)state)->max_response};
         host->http_fetch_async(req, &j->rqs[i], on_answer, s);
     }
     if (--j->left > 0)
         return WEFT_AGAIN;
-    answer(req, j);
+    answer(req, j, ((route *)state)->max_response);
     job_free(j);
     return WEFT_OK;
 }

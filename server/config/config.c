@@ -201,6 +201,8 @@ static void load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index
     r.max_concurrent = (int)weft_cfg_int(v, g, where, "max_concurrent", 0, 10000000, 0);
     if (!weft_cfg_load_rate_limit(v, g, where, &r.rate_limit, &cfg->rate_limit))
         ok = 0;
+    r.max_buffered_response = cfg->limits.max_buffered_response;
+    r.max_buffered_response_total = cfg->limits.max_buffered_response_total;
 
     config_setting_t *options = weft_cfg_member(v, g, where, "options", CONFIG_TYPE_GROUP);
     if (options == NULL && config_setting_get_member(g, "options") != NULL)
@@ -270,7 +272,8 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
                                               "max_resets", "reset_window_ms", "max_inflight_per_conn",
                                               "max_header_line", "max_headers",
                                               "max_route_file_size", "max_route_file_routes",
-                                              "rate_limit_clients", NULL};
+                                              "rate_limit_clients", "max_buffered_response", "max_buffered_response_total",
+                                              NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
     static const char *const log_keys[] = {"level", "access_log", "error_log", "format", "request_id_header", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
@@ -300,6 +303,10 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     cfg->limits.max_route_file_size = 4 * 1024 * 1024;
     cfg->limits.max_route_file_routes = 10000;
     cfg->limits.rate_limit_clients = 65536;
+    /* A few socket buffers' worth per client; the total keeps the process
+     * well under 256 MiB whatever the clients do (request/backlog.c). */
+    cfg->limits.max_buffered_response = 4 * 1024 * 1024;
+    cfg->limits.max_buffered_response_total = 64 * 1024 * 1024;
     if ((g = weft_cfg_member(v, root, "", "limits", CONFIG_TYPE_GROUP)) != NULL) {
         weft_cfg_check_keys(v, g, "limits", limits_keys);
         cfg->limits.rate_limit_clients =
@@ -322,6 +329,10 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
             (size_t)weft_cfg_int(v, g, "limits", "max_route_file_size", 1024, 1LL << 30, 4 * 1024 * 1024);
         cfg->limits.max_route_file_routes =
             (size_t)weft_cfg_int(v, g, "limits", "max_route_file_routes", 1, 10000000, 10000);
+        cfg->limits.max_buffered_response = (size_t)weft_cfg_int(v, g, "limits", "max_buffered_response", 16384,
+                                                                 1LL << 40, 4 * 1024 * 1024);
+        cfg->limits.max_buffered_response_total = (size_t)weft_cfg_int(
+            v, g, "limits", "max_buffered_response_total", 65536, 1LL << 40, 64 * 1024 * 1024);
     }
 
     cfg->observability.metrics = cfg->observability.health = WEFT_ON_MAIN;

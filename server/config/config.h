@@ -92,6 +92,9 @@ typedef struct weft_route_cfg {
     weft_cors_cfg *cors;         /* NULL: no CORS */
     const char *file;
     int line;
+    /* limits.max_buffered_response(_total), copied here so that request/
+     * reads the serving generation's values (request/backlog.h) */
+    size_t max_buffered_response, max_buffered_response_total;
 } weft_route_cfg;
 
 /* A route that serves a directory instead of a plugin: `static = { ... }`
@@ -192,6 +195,8 @@ typedef struct weft_config {
         size_t max_route_file_size;   /* bytes of one route fragment; bigger: refused */
         size_t max_route_file_routes; /* routes in one route fragment; more: refused */
         int rate_limit_clients; /* entries of the per-client rate limit table (restart-only) */
+        size_t max_buffered_response;       /* answer bytes queued for one client connection (request/backlog.c) */
+        size_t max_buffered_response_total; /* ... for all of them; past it the slowest readers are closed */
     } limits;
     struct {
         int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */

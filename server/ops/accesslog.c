@@ -20,6 +20,7 @@ typedef struct access_logger {
 
 static atomic_int log_fd = -1;
 static char *log_path;
+static char *log_fmt; /* for the loggers of further paths */
 
 /* The trace id as the last field, from h2o's request environment where
  * request/trace.c put it ("-" for answers given before a route ran). Not
@@ -103,6 +104,16 @@ static h2o_logconf_t *compile_proxied(const char *fmt, char *err)
     return c;
 }
 
+/* One logger per path, each with its own compiled format (h2o disposes each). */
+static void add_logger(h2o_pathconf_t *path, h2o_logconf_t *conf, h2o_logconf_t *proxied)
+{
+    access_logger *l = (access_logger *)h2o_create_logger(path, sizeof(*l));
+    l->super.log_access = log_access;
+    l->super.dispose = dispose;
+    l->conf = conf;
+    l->proxied = proxied;
+}
+
 static int open_file(const char *file, char *why, size_t size)
 {
     int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
@@ -139,12 +150,32 @@ int weft_accesslog_open(h2o_pathconf_t *path, const char *file, const char *fmt,
         snprintf(why, size, "out of memory");
         return -1;
     }
+    free(log_fmt);
+    if ((log_fmt = strdup(fmt)) == NULL) {
+        close(fd);
+        h2o_logconf_dispose(conf);
+        h2o_logconf_dispose(proxied);
+        snprintf(why, size, "out of memory");
+        return -1;
+    }
     atomic_store(&log_fd, fd);
-    access_logger *l = (access_logger *)h2o_create_logger(path, sizeof(*l));
-    l->super.log_access = log_access;
-    l->super.dispose = dispose;
-    l->conf = conf;
-    l->proxied = proxied;
+    add_logger(path, conf, proxied);
+    return 0;
+}
+
+int weft_accesslog_cover(h2o_pathconf_t *path)
+{
+    char err[256];
+    h2o_logconf_t *conf = log_fmt != NULL ? h2o_logconf_compile(log_fmt, H2O_LOGCONF_ESCAPE_APACHE, err) : NULL;
+    h2o_logconf_t *proxied = log_fmt != NULL ? compile_proxied(log_fmt, err) : NULL;
+    if (conf == NULL || proxied == NULL) {
+        if (conf != NULL)
+            h2o_logconf_dispose(conf);
+        if (proxied != NULL)
+            h2o_logconf_dispose(proxied);
+        return -1;
+    }
+    add_logger(path, conf, proxied);
     return 0;
 }
 
@@ -170,4 +201,6 @@ void weft_accesslog_close(void)
         close(fd);
     free(log_path);
     log_path = NULL;
+    free(log_fmt);
+    log_fmt = NULL;
 }

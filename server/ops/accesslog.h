@@ -16,6 +16,12 @@
  * the file or the format is refused.
  */
 int weft_accesslog_open(h2o_pathconf_t *path, const char *file, const char *fmt, char *why, size_t size);
+/**
+ * Logs the requests of one more path to the same file (after a successful
+ * open): the host's fallback path, where h2o answers what it refuses before
+ * any handler (400 for a broken request). -1 without memory.
+ */
+int weft_accesslog_cover(h2o_pathconf_t *path);
 /** Opens the same path again, in place of the descriptor the loops write to (logrotate). Control thread. */
 int weft_accesslog_reopen(char *why, size_t size);
 /** Closes it once the loops have stopped. */

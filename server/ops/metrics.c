@@ -15,6 +15,8 @@
 #include "base/stats.h"
 #include "db/db.h"
 #include "ops/trim.h"
+#include "outbound/outbound.h"
+#include "request/backlog.h"
 #include "reload/generation.h"
 #include "reload/reload.h"
 #include "dispatch/workpool.h"
@@ -306,6 +308,19 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
                             "WebSockets closed (1008) because their peer did not read: its own send queue, or all "
                             "sockets' together (websocket.max_queued_total), was full.");
     fprintf(f, "weft_websocket_slow_closed_total %llu\n", (unsigned long long)SUM(ws_slow_closed));
+    weft_stats_write_header(f, "weft_outbound_retries_total", "counter",
+                            "Idempotent outbound calls (http_fetch) sent once more because the upstream closed "
+                            "the pooled keep-alive connection under them before answering.");
+    fprintf(f, "weft_outbound_retries_total %llu\n", (unsigned long long)weft_fetch_retries());
+    weft_stats_write_header(f, "weft_buffered_response_bytes", "gauge",
+                            "Bytes of answers handed to h2o that their clients have not taken yet "
+                            "(limits.max_buffered_response_total bounds them).");
+    fprintf(f, "weft_buffered_response_bytes %zu\n", weft_backlog_bytes());
+    weft_stats_write_header(f, "weft_slow_reader_closed_total", "counter",
+                            "Connections closed because their client did not read its answers: its own "
+                            "(limits.max_buffered_response) or all clients' together "
+                            "(limits.max_buffered_response_total) were queued past the bound.");
+    fprintf(f, "weft_slow_reader_closed_total %llu\n", (unsigned long long)weft_backlog_closed_total());
     weft_stats_write_header(f, "weft_memory_trimmed_bytes_total", "counter",
                             "Resident memory given back to the system after bursts (malloc_trim every 5 s when "
                             "the allocator holds over 4 MiB free).");

@@ -1,6 +1,7 @@
 #include "outbound/outbound.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,10 @@
 #define DEFAULT_TIMEOUT_MS 30000
 #define DEFAULT_MAX_BODY (1024 * 1024)
 #define DEFAULT_MAX_CONNECTIONS 64
+
+static atomic_uint_fast64_t retries;
+
+uint64_t weft_fetch_retries(void) { return atomic_load_explicit(&retries, memory_order_relaxed); }
 
 /* ---- responses ---- */
 
@@ -395,12 +400,42 @@ static int on_body(h2o_httpclient_t *client, const char *errstr, h2o_header_t *t
     return 0;
 }
 
+/* RFC 9110 9.2.2: a request that may be repeated without changing the
+ * outcome. Never POST (or PATCH): a lost answer is not a lost request. */
+static int idempotent(const char *method)
+{
+    static const char *const ok[] = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        if (strcmp(method, ok[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The upstream closed a keep-alive connection it had left idle just as the
+ * request went out on it (its idle timeout racing ours): nothing of the
+ * answer came, so an idempotent request is sent once more. h2o's pool gives
+ * out no connection the upstream has visibly closed, so the second attempt
+ * gets a live or a new one. */
+static int retry_stale(weft_fetch *f, const char *errstr)
+{
+    if (!f->reused || f->retried || exchange_error(errstr) != WEFT_HTTP_RESET || !idempotent(f->method))
+        return 0;
+    f->retried = 1;
+    f->reused = 0;
+    atomic_fetch_add_explicit(&retries, 1, memory_order_relaxed);
+    weft_log_debug("%s: http_fetch(%s): the pooled connection was closed by the upstream (%s); sending it again",
+                   f->label, f->url, errstr);
+    go(f, f->connpool, f->client_ctx);
+    return 1;
+}
+
 static h2o_httpclient_body_cb on_head(h2o_httpclient_t *client, const char *errstr, h2o_httpclient_on_head_t *args)
 {
     weft_fetch *f = client->data;
     if (errstr != NULL && errstr != h2o_httpclient_error_is_eos) {
         f->client = NULL;
-        finish(f, exchange_error(errstr), errstr);
+        if (!retry_stale(f, errstr))
+            finish(f, exchange_error(errstr), errstr);
         return NULL;
     }
     if ((f->res = weft_http_response_new(args->status, args->headers, args->num_headers)) == NULL) {
@@ -429,6 +464,10 @@ static h2o_httpclient_head_cb on_connect(h2o_httpclient_t *client, const char *e
         return NULL;
     }
     weft_timers_cancel(f->loop->timers, &f->connect_timer);
+    /* h2o's pool hands out an idle connection at once, inside
+     * h2o_httpclient_connect (go()); a new one connects later. The socket
+     * cannot say: h2o re-imports a pooled one, its byte counts at zero. */
+    f->reused = f->connecting;
     *method = h2o_iovec_init(f->method, strlen(f->method));
     *url = f->target;
     *headers = f->headers.entries;
@@ -466,11 +505,16 @@ static void on_connect_timeout(weft_timer *t);
  * its upstream: that wait counts against the total timeout only. */
 static void go(weft_fetch *f, h2o_httpclient_connection_pool_t *pool, h2o_httpclient_ctx_t *ctx)
 {
+    f->connpool = pool;
+    f->client_ctx = ctx;
+    f->reused = 0;
     if (weft_timers_add(f->loop->timers, &f->connect_timer, (uint64_t)f->connect_timeout_ms, on_connect_timeout) != 0) {
         finish(f, WEFT_HTTP_NO_RESOURCES, "out of memory for a timer");
         return;
     }
+    f->connecting = 1;
     h2o_httpclient_connect(&f->client, &f->pool, f, ctx, pool, &f->target, NULL, on_connect);
+    f->connecting = 0;
 }
 
 static void expire(weft_fetch *f, int error, const char *text)

@@ -52,6 +52,11 @@ struct weft_fetch {
     h2o_linklist_t queued;     /* waiting for a connection of its upstream */
     int active;                /* counted in up->active */
     int starting, finished, done_pending;
+    /* A pooled keep-alive connection the upstream closed under the request
+     * (before any byte of the answer): an idempotent call is sent once more. */
+    int reused, retried, connecting;
+    h2o_httpclient_connection_pool_t *connpool;
+    h2o_httpclient_ctx_t *client_ctx;
     weft_timer connect_timer, total_timer;
     char *body;
     size_t body_len, body_cap;
@@ -72,6 +77,8 @@ void weft_fetch_start(weft_fetch *f, weft_loop *L);
 /** Ends a running call with WEFT_HTTP_CANCELLED, closing its connection
  *  (the upstream sees it go); on_done runs before this returns. Loop thread. */
 void weft_fetch_cancel(weft_fetch *f);
+/** Calls sent again after a stale pooled connection (any thread). */
+uint64_t weft_fetch_retries(void);
 /** The outcome (rc) and response, handed to the caller. */
 int weft_fetch_take(weft_fetch *f, weft_http_response **res);
 /** The host result code for a weft_http_error. */

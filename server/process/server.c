@@ -35,6 +35,7 @@
 #include "request/trace.h"
 #include "ops/trim.h"
 #include "reload/reload.h"
+#include "request/backlog.h"
 #include "request/respond.h"
 #include "version.h"
 
@@ -118,6 +119,10 @@ static void h2o_setup(const weft_config *cfg)
         char why[512];
         if (weft_accesslog_open(path, cfg->log.access_log, fmt, why, sizeof(why)) != 0)
             weft_log_error("%s: log.access_log: %s; serving without an access log", cfg->path, why);
+        /* h2o's own answers to requests it refuses (400s) come from the
+         * host's fallback path, not from the one weft's handlers are on. */
+        else if (weft_accesslog_cover(&proc.main_hosts[0]->fallback_path) != 0)
+            weft_log_error("%s: log.access_log: out of memory: h2o's own 400s are not logged", cfg->path);
     }
 }
 
@@ -202,6 +207,7 @@ int weft_server_run(weft_generation *gen)
     weft_ws_attach();
     weft_ptimers_attach();
     weft_trim_attach();
+    weft_backlog_attach();
     weft_loops_conf lc = {.h2o = &proc.h2o,
                           .main_hosts = proc.main_hosts,
                           .admin_hosts = proc.admin_hosts,

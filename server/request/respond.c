@@ -1,11 +1,13 @@
 #include "request/respond.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "base/log.h"
 #include "config/config.h"
+#include "request/backlog.h"
 #include "request/route.h"
 
 static int id_header = WEFT_REQID_ALWAYS;
@@ -146,12 +148,50 @@ void weft_respond_head(h2o_req_t *req, weft_req *r)
     }
 }
 
+/* Below this an answer is copied into h2o's pool and not accounted: the
+ * kernel's socket buffer takes it whole, and the connection caps bound how
+ * many there are. */
+#define HELD_MIN 16384
+
+/* A larger answer's body, handed to h2o as it is (no copy) and charged to
+ * its client until h2o is done with the request. */
+typedef struct held_answer {
+    h2o_generator_t gen; /* first: h2o hands it back */
+    char *body;
+} held_answer;
+
+static void held_proceed(h2o_generator_t *g, h2o_req_t *req)
+{
+    (void)g;
+    (void)req; /* the only part was the final one */
+}
+
+static void held_dispose(void *p) { free(((held_answer *)p)->body); }
+
 void weft_respond_req(h2o_req_t *req, weft_req *r)
 {
     weft_respond_head(req, r);
     /* Without a length h2o would send the body chunked. */
     req->res.content_length = r->res_len;
-    h2o_send_inline(req, r->res_body != NULL ? r->res_body : "", r->res_len);
+    held_answer *h = r->res_len >= HELD_MIN ? h2o_mem_alloc_shared(&req->pool, sizeof(*h), held_dispose) : NULL;
+    if (h == NULL) {
+        h2o_send_inline(req, r->res_body != NULL ? r->res_body : "", r->res_len);
+        return;
+    }
+    *h = (held_answer){.gen = {.proceed = held_proceed, .stop = NULL}, .body = r->res_body};
+    h2o_iovec_t body = h2o_iovec_init(r->res_body, r->res_len);
+    r->res_body = NULL;
+    r->res_len = r->res_cap = 0;
+    const weft_route_cfg *rc = r->route != NULL ? r->route->cfg : NULL;
+    weft_backlog_set(weft_backlog_new(req, rc != NULL ? rc->max_buffered_response : 0,
+                                      rc != NULL ? rc->max_buffered_response_total : 0),
+                     body.len);
+    h2o_start_response(req, &h->gen);
+    /* As h2o_send_inline does: h2o itself would send a HEAD's body. */
+    if (h2o_memis(req->input.method.base, req->input.method.len, H2O_STRLIT("HEAD")))
+        h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+    else
+        h2o_send(req, &body, 1, H2O_SEND_STATE_FINAL);
 }
 
 typedef struct answer_handler {

@@ -11,6 +11,7 @@
 
 #include "base/h2o_glue.h"
 #include "base/log.h"
+#include "request/backlog.h"
 #include "request/respond.h"
 #include "request/route.h"
 
@@ -22,6 +23,7 @@ struct weft_stream {
     int pending;
     int final_pending; /* the handler finished while a part was on the wire */
     h2o_iovec_t final;
+    weft_charge *charge; /* the part (or the end) the client has not taken yet */
 };
 
 static void wake(weft_req *r, int rc)
@@ -38,8 +40,10 @@ static void on_proceed(h2o_generator_t *g, h2o_req_t *req)
     free(s->inflight);
     s->inflight = NULL;
     s->pending = 0;
+    weft_backlog_set(s->charge, 0);
     if (s->final_pending) {
         s->final_pending = 0;
+        weft_backlog_set(s->charge, s->final.len);
         h2o_send(req, &s->final, 1, H2O_SEND_STATE_FINAL);
         return;
     }
@@ -80,6 +84,9 @@ int weft_stream_send(weft_req *r)
         s->gen.stop = on_stop;
         s->req = req;
         s->wr = r;
+        const weft_route_cfg *rc = r->route != NULL ? r->route->cfg : NULL;
+        s->charge = weft_backlog_new(req, rc != NULL ? rc->max_buffered_response : 0,
+                                     rc != NULL ? rc->max_buffered_response_total : 0);
         r->stream = s;
         r->streamed = 1;
         weft_respond_head(req, r);
@@ -98,6 +105,9 @@ int weft_stream_send(weft_req *r)
     r->res_body = NULL;
     r->res_len = r->res_cap = 0;
     s->pending = 1;
+    /* A client that left earlier parts unread past its bound is closed here:
+     * the flush then ends with WEFT_CANCELLED when h2o lets the request go. */
+    weft_backlog_set(s->charge, part.len);
     h2o_send(s->req, &part, 1, H2O_SEND_STATE_IN_PROGRESS);
     return WEFT_OK;
 }
@@ -117,6 +127,7 @@ void weft_stream_finish(weft_req *r)
         s->final_pending = 1;
         return;
     }
+    weft_backlog_set(s->charge, s->final.len);
     h2o_send(s->req, &s->final, 1, H2O_SEND_STATE_FINAL);
 }
 

@@ -29,7 +29,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 lock = threading.Lock()
-counts = {"connections": 0, "requests": 0, "closed": 0, "hanging": 0, "hang_closed": 0}
+counts = {"connections": 0, "requests": 0, "closed": 0, "hanging": 0, "hang_closed": 0, "posts": 0}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -67,11 +67,18 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def send(self, status, body, ctype="application/json"):
+        self.served = getattr(self, "served", 0) + 1
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with lock:
+            counts["posts"] += 1
+        self.do_GET()
 
     def do_GET(self):
         with lock:
@@ -94,6 +101,14 @@ class Handler(BaseHTTPRequestHandler):
                 self.connection.close()
                 self.close_connection = True
                 return
+            elif head == "stale":
+                # a keep-alive connection closed by its idle timeout just as the next
+                # request came in: every request after the first on a connection is dropped
+                if getattr(self, "served", 0) > 0:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
+                parts = parts[1:]
             elif head == "status":
                 status = int(parts[1])
                 parts = parts[2:]
