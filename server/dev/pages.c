@@ -229,7 +229,7 @@ static json_t *tests_json(void)
 
 static void dev_page(h2o_req_t *req)
 {
-    const weft_generation *g = weft_loop_current->gen;
+    const weft_generation *g = weft_generation_of_loop(weft_loop_current);
     char *html = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&html, &len);
@@ -261,7 +261,7 @@ static void dev_page(h2o_req_t *req)
 /* Raw per-route totals; the page turns two samples into rates. */
 static void dev_stats(h2o_req_t *req)
 {
-    const weft_generation *g = weft_loop_current->gen;
+    const weft_generation *g = weft_generation_of_loop(weft_loop_current);
     weft_reload_status rs;
     weft_reload_status_get(&rs);
     json_t *routes = json_object();

@@ -146,10 +146,14 @@ void weft_dispatch_done(weft_req *r, int rc)
 
 /* ---- coroutine ---- */
 
+WEFT_LOOP_SLOT(coros_slot) /* the loop's weft_coro_pool */
+
+static weft_coro_pool *coros_of(const weft_loop *L) { return weft_loop_get(L, coros_slot); }
+
 static void coro_gauges(weft_loop *L)
 {
-    atomic_store_explicit(&L->stats->coros_live, (int_fast64_t)weft_coro_pool_live(L->coros), memory_order_relaxed);
-    atomic_store_explicit(&L->stats->coro_bytes, (int_fast64_t)weft_coro_pool_mapped_bytes(L->coros),
+    atomic_store_explicit(&L->stats->coros_live, (int_fast64_t)weft_coro_pool_live(coros_of(L)), memory_order_relaxed);
+    atomic_store_explicit(&L->stats->coro_bytes, (int_fast64_t)weft_coro_pool_mapped_bytes(coros_of(L)),
                           memory_order_relaxed);
 }
 
@@ -188,7 +192,7 @@ void weft_dispatch_resume(weft_req *r)
 
 static void run_coroutine(weft_req *r)
 {
-    r->coro = weft_coro_new(r->loop->coros, coro_main, r, r->route->cfg->path);
+    r->coro = weft_coro_new(coros_of(r->loop), coro_main, r, r->route->cfg->path);
     coro_gauges(r->loop);
     if (r->coro == NULL) {
         if (r->auto_probe) {
@@ -463,14 +467,15 @@ static int coro_setup(weft_loop *L)
      * report of a stack overflow is lost. */
     if (weft_coro_thread_init() != 0)
         weft_log_warn("loop %d: no coroutine overflow reporter: %s", L->index, strerror(errno));
-    L->coros = weft_coro_pool_new(coro_stack_size, 256); /* and up to the recent peak: coro.h */
-    return L->coros != NULL ? 0 : -1;
+    weft_coro_pool *p = weft_coro_pool_new(coro_stack_size, 256); /* and up to the recent peak: coro.h */
+    weft_loop_set(L, coros_slot, p);
+    return p != NULL ? 0 : -1;
 }
 
 static void coro_teardown(weft_loop *L)
 {
-    weft_coro_pool_free(L->coros);
-    L->coros = NULL;
+    weft_coro_pool_free(coros_of(L));
+    weft_loop_set(L, coros_slot, NULL);
     weft_coro_thread_cleanup();
 }
 
@@ -478,7 +483,7 @@ static void coro_teardown(weft_loop *L)
  * over a few seconds without a pause in serving. */
 static void coro_tick(weft_loop *L)
 {
-    if (weft_coro_pool_trim(L->coros, 256) > 0)
+    if (weft_coro_pool_trim(coros_of(L), 256) > 0)
         coro_gauges(L);
 }
 

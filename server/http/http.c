@@ -256,7 +256,7 @@ static void early(h2o_req_t *req, int status, const char *message)
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     weft_loop *L = weft_loop_current;
-    weft_generation *g = L->gen;
+    weft_generation *g = weft_generation_of_loop(L);
     /* A long target is refused before anything copies or decodes it. */
     if (req->path.len > g->cfg->limits.max_uri) {
         early(req, 414, "request target too long (limits.max_uri)");

@@ -129,7 +129,7 @@ static int on_admin_req(h2o_handler_t *self, h2o_req_t *req)
     h2o_iovec_t path = req->path_normalized;
     if (h2o_memis(path.base, path.len, H2O_STRLIT("/status"))) {
         if (weft_respond_method_ok(req, "GET, HEAD"))
-            send_json(req, 200, status_json(weft_loop_current->gen));
+            send_json(req, 200, status_json(weft_generation_of_loop(weft_loop_current)));
         return 0;
     }
     if (h2o_memis(path.base, path.len, H2O_STRLIT("/reload"))) {
@@ -199,7 +199,7 @@ static int token_equal(const char *a, size_t alen, const char *b, size_t blen)
  */
 int weft_admin_guard(h2o_req_t *req)
 {
-    const weft_config *cfg = weft_loop_current->gen->cfg;
+    const weft_config *cfg = weft_generation_of_loop(weft_loop_current)->cfg;
     if (!trusted_host(cfg, req->authority.base, req->authority.len)) {
         weft_respond_text(req, 403, "forbidden: the admin listener answers only to a loopback Host or one in "
                                     "admin.allowed_hosts");

@@ -47,14 +47,14 @@ static struct {
 static int gen_setup(weft_loop *L)
 {
     weft_generation_retain(proc.first);
-    L->gen = proc.first;
+    weft_generation_set_loop(L, proc.first);
     return 0;
 }
 
 static void gen_teardown(weft_loop *L)
 {
-    weft_generation_release(L->gen);
-    L->gen = NULL;
+    weft_generation_release(weft_generation_of_loop(L));
+    weft_generation_set_loop(L, NULL);
 }
 
 static const weft_loop_hook gen_hook = {.setup = gen_setup, .teardown = gen_teardown};

@@ -16,6 +16,9 @@
 #include "dispatch/auto.h"
 #include "dispatch/workpool.h"
 
+int weft_generation_loop_slot = -1;
+__attribute__((constructor)) static void take_loop_slot(void) { weft_generation_loop_slot = weft_loop_slot_new(); }
+
 /* The plugin's load() with its plugins.NAME options, before any route's init. */
 static int load_plugin(weft_generation *g, size_t i, weft_errors *errs)
 {

@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "base/errors.h"
+#include "core/loop.h"
 #include "plugin/module.h"
 #include "config/router.h"
 #include "request/route.h"
@@ -61,5 +62,14 @@ void weft_generation_release(weft_generation *g);
 void weft_generation_set_reaper(void (*reaper)(weft_generation *g));
 /** Destroys a generation whose last reference is gone. */
 void weft_generation_destroy(weft_generation *g);
+
+/* The generation a loop serves: a loop slot of this layer's, set by the
+ * process's per-loop hook and swapped by reload/ on the loop's thread. */
+extern int weft_generation_loop_slot;
+static inline weft_generation *weft_generation_of_loop(const weft_loop *L)
+{
+    return weft_loop_get(L, weft_generation_loop_slot);
+}
+static inline void weft_generation_set_loop(weft_loop *L, weft_generation *g) { weft_loop_set(L, weft_generation_loop_slot, g); }
 
 #endif

@@ -121,8 +121,8 @@ static void on_swap(weft_msg *m)
 {
     swap_msg *s = H2O_STRUCT_FROM_MEMBER(swap_msg, m, m);
     weft_loop *L = weft_loop_current;
-    weft_generation *old = L->gen;
-    L->gen = s->gen; /* new requests on this loop use it from now on */
+    weft_generation *old = weft_generation_of_loop(L);
+    weft_generation_set_loop(L, s->gen); /* new requests on this loop use it from now on */
     weft_loop_use_tls(L, (SSL_CTX *const *)s->gen->tls); /* new handshakes get the new certificates */
     free(s);
     weft_generation_release(old);

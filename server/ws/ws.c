@@ -39,6 +39,10 @@ typedef struct weft_wsloop {
     h2o_linklist_t open; /* weft_ws.link */
 } weft_wsloop;
 
+WEFT_LOOP_SLOT(ws_slot) /* the loop's weft_wsloop */
+
+static weft_wsloop *ws_of(const weft_loop *L) { return weft_loop_get(L, ws_slot); }
+
 struct weft_ws {
     weft_req *r;                /* NULL once the request completed */
     weft_loop *loop;
@@ -383,7 +387,7 @@ static void do_accept(weft_ws *ws)
     r->status = 101;
     ws->accepted = 1;
     atomic_fetch_add(&ws->refs, 1); /* the socket's */
-    h2o_linklist_insert(&ws->loop->ws->open, &ws->link);
+    h2o_linklist_insert(&ws_of(ws->loop)->open, &ws->link);
     stat_open(ws->loop, 1);
     weft_stat_add(&ws->loop->stats->ws_accepted, 1);
     weft_timers_add(ws->loop->timers, &ws->timer, ws->idle_ms, on_timer);
@@ -642,26 +646,30 @@ void weft_ws_ws_close(weft_ws *ws, int code, const char *reason)
 
 static int ws_setup(weft_loop *L)
 {
-    if ((L->ws = calloc(1, sizeof(*L->ws))) == NULL)
+    weft_wsloop *w = calloc(1, sizeof(*w));
+    if (w == NULL)
         return -1;
-    h2o_linklist_init_anchor(&L->ws->open);
+    h2o_linklist_init_anchor(&w->open);
+    weft_loop_set(L, ws_slot, w);
     return 0;
 }
 
 /* SIGTERM: every socket is told the server is going away. */
 static void ws_stop(weft_loop *L)
 {
-    for (h2o_linklist_t *n = L->ws->open.next; n != &L->ws->open; n = n->next)
+    weft_wsloop *w = ws_of(L);
+    for (h2o_linklist_t *n = w->open.next; n != &w->open; n = n->next)
         start_close(H2O_STRUCT_FROM_MEMBER(weft_ws, link, n), 1001, "server shutting down");
 }
 
 /* After the drain only sockets whose handler already returned can be left. */
 static void ws_teardown(weft_loop *L)
 {
-    while (!h2o_linklist_is_empty(&L->ws->open))
-        closed(H2O_STRUCT_FROM_MEMBER(weft_ws, link, L->ws->open.next));
-    free(L->ws);
-    L->ws = NULL;
+    weft_wsloop *w = ws_of(L);
+    while (!h2o_linklist_is_empty(&w->open))
+        closed(H2O_STRUCT_FROM_MEMBER(weft_ws, link, w->open.next));
+    free(w);
+    weft_loop_set(L, ws_slot, NULL);
 }
 
 static const weft_loop_hook ws_hook = {.setup = ws_setup, .teardown = ws_teardown, .stop = ws_stop};
