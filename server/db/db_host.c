@@ -23,7 +23,7 @@ static weft_dbloop *loop_db(weft_req *r) { return weft_dbloop_for(r->loop, r->ro
 static int no_database(weft_req *r)
 {
     static atomic_int told;
-    if (r->route->dbpool != NULL)
+    if (weft_route_dbpool(r->route) != NULL)
         return 0;
     if (!atomic_exchange(&told, 1))
         weft_log_error("%s: the plugin queries the database, but none is configured: add a `database` group to the "
@@ -167,7 +167,7 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
         return WEFT_UNAVAILABLE;
     switch (r->exec) {
     case WEFT_EXEC_WORKER: {
-        if (r->tx == NULL && r->route->db_cfg->pool_connections == 0) {
+        if (weft_req_tx(r) == NULL && r->route->db_cfg->pool_connections == 0) {
             /* Cancelled like a coroutine's statement: its result discarded. */
             int rc = worker_query(r, sql, n, params, res);
             if (weft_req_cancelled(r) && rc != WEFT_OK) {
@@ -179,8 +179,8 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
         }
         PGresult *pg = NULL;
         pg_busy busy = {.r = r};
-        int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg, on_pg_busy, &busy)
-                               : weft_dbpool_query(r->route->dbpool, r, sql, n, params, &pg, on_pg_busy, &busy);
+        int rc = weft_req_tx(r) != NULL ? weft_tx_query(r, sql, n, params, &pg, on_pg_busy, &busy)
+                               : weft_dbpool_query(weft_route_dbpool(r->route), r, sql, n, params, &pg, on_pg_busy, &busy);
         if (weft_req_cancelled(r) && rc != WEFT_OK) {
             PQclear(pg);
             return WEFT_CANCELLED;
@@ -189,15 +189,15 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
         return rc;
     }
     case WEFT_EXEC_COROUTINE: {
-        weft_dbloop *db = r->tx != NULL ? NULL : loop_db(r);
-        if (db == NULL && r->tx == NULL)
+        weft_dbloop *db = weft_req_tx(r) != NULL ? NULL : loop_db(r);
+        if (db == NULL && weft_req_tx(r) == NULL)
             return WEFT_UNAVAILABLE;
         /* `w` lives on the coroutine's stack, which stays put while it waits. */
         co_wait w = {.r = r};
         /* A transaction's statement is not abandoned (its session must stay in
          * step): the transaction's own wait cancels it with PQcancel and
          * rolls back (db_tx.c); its result, an error, comes soon after. */
-        if (r->tx != NULL)
+        if (weft_req_tx(r) != NULL)
             weft_tx_query_loop(r, sql, n, params, on_co_result, &w);
         else
             w.q = weft_dbloop_query(db, sql, n, params, on_co_result, &w);
@@ -267,13 +267,13 @@ void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char
         return;
     }
     async_wait *a = no_database(r) ? NULL : weft_req_alloc(r, sizeof(*a));
-    weft_dbloop *db = a != NULL && r->tx == NULL ? loop_db(r) : NULL;
-    if (a == NULL || (db == NULL && r->tx == NULL)) {
+    weft_dbloop *db = a != NULL && weft_req_tx(r) == NULL ? loop_db(r) : NULL;
+    if (a == NULL || (db == NULL && weft_req_tx(r) == NULL)) {
         cb(r, arg, WEFT_UNAVAILABLE, NULL);
         return;
     }
     *a = (async_wait){.r = r, .cb = cb, .arg = arg};
-    if (r->tx != NULL) {
+    if (weft_req_tx(r) != NULL) {
         weft_tx_query_loop(r, sql, n, params, on_async_result, a);
         return;
     }

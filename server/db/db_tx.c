@@ -34,6 +34,9 @@
 #include "base/log.h"
 #include "core/loop.h"
 
+int weft_tx_req_slot = -1;
+__attribute__((constructor)) static void take_req_slot(void) { weft_tx_req_slot = weft_req_slot_new(sizeof(weft_tx *)); }
+
 static const char *cancel_reason(const weft_req *r)
 {
     return weft_req_cancelled(r) == WEFT_CANCEL_DEADLINE ? "its deadline passed" : "the client went away";
@@ -130,8 +133,8 @@ static void rollback_worker(weft_req *r, weft_tx *tx)
 
 void weft_tx_cancelled(weft_req *r)
 {
-    if (r->tx != NULL && r->exec == WEFT_EXEC_WORKER)
-        rollback_worker(r, r->tx);
+    if (weft_req_tx(r) != NULL && r->exec == WEFT_EXEC_WORKER)
+        rollback_worker(r, weft_req_tx(r));
 }
 
 /* ---- statements inside a transaction ---- */
@@ -139,7 +142,7 @@ void weft_tx_cancelled(weft_req *r)
 int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params, PGresult **res,
                   int (*busy)(void *ctx, PGconn *pg), void *ctx)
 {
-    weft_tx *tx = r->tx;
+    weft_tx *tx = weft_req_tx(r);
     *res = NULL;
     if (tx->cancelled)
         return WEFT_CANCELLED;
@@ -157,7 +160,7 @@ int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params
 
 void weft_tx_query_loop(weft_req *r, const char *sql, int n, const char *const *params, weft_dbloop_cb cb, void *arg)
 {
-    weft_tx *tx = r->tx;
+    weft_tx *tx = weft_req_tx(r);
     if (tx->cancelled) {
         cb(arg, WEFT_CANCELLED, NULL);
         return;
@@ -203,7 +206,7 @@ static weft_tx *tx_new(weft_req *r, int isolation)
         weft_log_error("%s: db_begin: unknown isolation level %d", r->route->label, isolation);
         return NULL;
     }
-    if (r->tx != NULL) {
+    if (weft_req_tx(r) != NULL) {
         weft_log_error("%s: db_begin: a transaction is already open for this request", r->route->label);
         return NULL;
     }
@@ -232,7 +235,7 @@ static void begin_failed(weft_tx *tx)
 static int begin_worker(weft_req *r, weft_tx *tx)
 {
     int rc;
-    tx->pool = r->route->dbpool;
+    tx->pool = weft_route_dbpool(r->route);
     tx->ptx = weft_dbpool_hold(tx->pool, r, &rc);
     if (tx->ptx == NULL)
         return rc;
@@ -255,7 +258,7 @@ static int begin_worker(weft_req *r, weft_tx *tx)
 static int no_database(weft_req *r)
 {
     static atomic_int told;
-    if (r->route->dbpool != NULL)
+    if (weft_route_dbpool(r->route) != NULL)
         return 0;
     if (!atomic_exchange(&told, 1))
         weft_log_error("%s: db_begin() but no database is configured (docs/DATABASE.md); answering 503",
@@ -293,13 +296,13 @@ int weft_db_tx_db_begin(weft_req *r, int isolation)
     }
     if (rc != WEFT_OK)
         return rc == WEFT_TIMEOUT ? WEFT_UNAVAILABLE : rc;
-    r->tx = tx;
+    weft_req_set_tx(r, tx);
     return WEFT_OK;
 }
 
 static int end_blocking(weft_req *r, int commit)
 {
-    weft_tx *tx = r->tx;
+    weft_tx *tx = weft_req_tx(r);
     if (tx == NULL) {
         weft_log_error("%s: %s without db_begin", r->route->label, commit ? "db_commit" : "db_rollback");
         return WEFT_ERROR;
@@ -309,7 +312,7 @@ static int end_blocking(weft_req *r, int commit)
                        commit ? "db_commit" : "db_rollback");
         return WEFT_ERROR;
     }
-    r->tx = NULL;
+    weft_req_set_tx(r, NULL);
     int rc;
     if (tx->ptx != NULL && weft_req_cancelled(r)) {
         rollback_worker(r, tx); /* a withdrawn request commits nothing */
@@ -350,7 +353,7 @@ static void async_done(void *arg, int rc)
     if (a->begin && rc == WEFT_OK && a->tx->cancelled)
         rc = WEFT_CANCELLED;
     if (a->begin && rc == WEFT_OK)
-        r->tx = a->tx;
+        weft_req_set_tx(r, a->tx);
     else if (a->begin)
         begin_failed(a->tx);
     else
@@ -389,14 +392,14 @@ void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, voi
 static void end_async(weft_req *r, int commit, weft_callback cb, void *arg)
 {
     async_tx *a = async_new(r, cb, arg);
-    if (r->tx == NULL || r->exec != WEFT_EXEC_LOOP || a == NULL) {
+    if (weft_req_tx(r) == NULL || r->exec != WEFT_EXEC_LOOP || a == NULL) {
         weft_log_error("%s: %s_async without an open transaction in a reactive handler", r->route->label,
                        commit ? "db_commit" : "db_rollback");
         cb(r, arg, WEFT_ERROR);
         return;
     }
-    a->tx = r->tx;
-    r->tx = NULL;
+    a->tx = weft_req_tx(r);
+    weft_req_set_tx(r, NULL);
     if (a->tx->cancelled) {
         tx_drop(a->tx);
         cb(r, arg, WEFT_CANCELLED);
@@ -419,10 +422,10 @@ static void free_tx(void *arg, int rc)
 static void abandon(weft_req *r, void *arg)
 {
     (void)arg;
-    weft_tx *tx = r->tx;
+    weft_tx *tx = weft_req_tx(r);
     if (tx == NULL)
         return;
-    r->tx = NULL;
+    weft_req_set_tx(r, NULL);
     if (tx->cancelled) {
         tx_drop(tx); /* rolled back (and logged) when it was cancelled */
         return;

@@ -105,12 +105,12 @@ static void routes_table(FILE *f, const weft_generation *g)
         fprintf(f, "<tr data-slot=\"%d\"><td>", r->stat_slot);
         weft_dev_html_escape(f, r->cfg->path);
         fputs("</td><td>", f);
-        weft_dev_html_escape(f, r->module->name);
+        weft_dev_html_escape(f, weft_route_module(r)->name);
         fprintf(f, "</td><td>%s #%u</td><td>%s</td><td class=\"rate\" data-slot=\"%d\">-</td><td class=\"lat\" "
                    "data-slot=\"%d\">-</td><td class=\"total\">-</td><td><canvas class=\"chart rate-chart\" "
                    "width=\"160\" height=\"28\"></canvas></td><td><canvas class=\"chart lat-chart\" "
                    "data-color=\"#ef6c00\" width=\"160\" height=\"28\"></canvas></td></tr>",
-                r->module->desc.version ? r->module->desc.version : "?", r->module->seq,
+                weft_route_module(r)->desc.version ? weft_route_module(r)->desc.version : "?", weft_route_module(r)->seq,
                 weft_dispatch_name(r->cfg->dispatch), r->stat_slot, r->stat_slot);
     }
     fputs("</table>", f);

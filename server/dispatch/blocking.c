@@ -23,8 +23,9 @@ void weft_blocking_check(weft_route *route, uint64_t elapsed_ns)
         return;
     atomic_fetch_add_explicit(&total, 1, memory_order_relaxed);
     uint64_t n = atomic_fetch_add_explicit(&route->blocked_total, 1, memory_order_relaxed) + 1;
-    /* An auto route that measures says what it does about it itself (auto.c). */
-    if (route->adapt != NULL && route->cfg->adapt.prefer < 0)
+    /* An auto route that measures (one with handle(): the generation gave it
+     * its auto state) says what it does about it itself (auto.c). */
+    if (route->cfg->dispatch == WEFT_DISPATCH_AUTO && route->desc->handle != NULL && route->cfg->adapt.prefer < 0)
         return;
     uint64_t now = weft_now_ns(), last = atomic_load(&route->blocked_last_ns);
     /* One line per route per interval: a pinned route must not flood the log. */

@@ -165,7 +165,7 @@ static void complete(weft_req *r)
         else
             weft_respond_req(link->req, r);
     }
-    weft_generation *g = r->route->gen;
+    weft_generation *g = weft_route_gen(r->route);
     uint64_t now = weft_now_ns();
     weft_abuse_request_end(r->conn);
     if (r->conn != NULL)

@@ -40,17 +40,17 @@ static json_t *status_json(const weft_generation *g)
         char methods[128];
         weft_methods_format(r->cfg->methods, methods, sizeof(methods));
         json_t *jr = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "path", r->cfg->path, "methods",
-                               r->cfg->methods == WEFT_M_ALL ? "*" : methods, "plugin", r->module->name,
-                               "plugin_version", r->module->desc.version ? r->module->desc.version : "?",
-                               "plugin_load", (int)r->module->seq, "dispatch", weft_dispatch_name(r->cfg->dispatch));
+                               r->cfg->methods == WEFT_M_ALL ? "*" : methods, "plugin", weft_route_module(r)->name,
+                               "plugin_version", weft_route_module(r)->desc.version ? weft_route_module(r)->desc.version : "?",
+                               "plugin_load", (int)weft_route_module(r)->seq, "dispatch", weft_dispatch_name(r->cfg->dispatch));
         if (r->cfg->pool != NULL)
             json_object_set_new(jr, "pool", json_string(r->cfg->pool));
         /* Routes come from the main file or a fragment: say which line. */
         json_object_set_new(jr, "source", json_sprintf("%s:%d", r->cfg->file, r->cfg->line));
-        if (r->quarantine != NULL)
+        if (r->quarantined)
             json_object_set_new(jr, "quarantined", json_true());
         json_object_set_new(jr, "timeout_ms", json_integer(r->cfg->timeout_ms));
-        if (r->adapt != NULL) {
+        if (weft_route_auto(r) != NULL) {
             weft_auto_info ai;
             weft_auto_info_get(r, &ai);
             json_t *ja = json_pack("{s:s, s:b, s:I, s:I, s:I}", "policy", weft_dispatch_name(ai.policy), "pinned",

@@ -66,6 +66,9 @@ void weft_generation_destroy(weft_generation *g);
 /* The generation a loop serves: a loop slot of this layer's, set by the
  * process's per-loop hook and swapped by reload/ on the loop's thread. */
 extern int weft_generation_loop_slot;
+/* The generation a route belongs to (a route slot of this layer's). */
+extern int weft_generation_route_slot;
+static inline weft_generation *weft_route_gen(const weft_route *rt) { return weft_route_get(rt, weft_generation_route_slot); }
 static inline weft_generation *weft_generation_of_loop(const weft_loop *L)
 {
     return weft_loop_get(L, weft_generation_loop_slot);
