@@ -57,3 +57,5 @@ void weft_blocking_check_slice(const char *what, atomic_uint_fast64_t *last_ns, 
 uint64_t weft_blocking_threshold_ns(void) { return atomic_load_explicit(&threshold_ns, memory_order_relaxed); }
 
 uint64_t weft_blocking_total(void) { return atomic_load(&total); }
+
+uint64_t weft_blocking_interval_ns(void) { return atomic_load_explicit(&interval_ns, memory_order_relaxed); }

@@ -33,6 +33,8 @@ typedef struct weft_route {
     /* blocking detector: last report time, number of slow slices */
     atomic_uint_fast64_t blocked_last_ns;
     atomic_uint_fast64_t blocked_total;
+    /* a blocking-style host call from its reactive handler: last report time (dispatch/await.c) */
+    atomic_uint_fast64_t misuse_last_ns;
     /* requests of this route in flight, while cfg->max_concurrent caps them
      * and the route has no metrics series to count them by (dispatch/) */
     atomic_int concurrent;

@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "core/loop.h"
+#include "dispatch/await.h"
 #include "dispatch/coro.h"
 #include "dispatch/dispatch.h"
 #include "request/cancel.h"
@@ -431,7 +432,7 @@ weft_ws *weft_ws_ws_accept(weft_req *r)
     atomic_init(&ws->refs, 1); /* the request's */
     pthread_mutex_init(&ws->mu, NULL);
     weft_cond_init_monotonic(&ws->cv);
-    if (r->exec == WEFT_EXEC_WORKER) {
+    if (weft_await_in_place(r)) { /* a pool worker: the loop accepts, the worker waits for it */
         weft_loop_post(r->loop, &ws->accept_msg, on_accept_msg);
         pthread_mutex_lock(&ws->mu);
         while (!ws->accept_done)
@@ -555,14 +556,15 @@ int weft_ws_ws_recv(weft_ws *ws, int timeout_ms, int *type, const void **data, s
     *type = 0;
     *data = NULL;
     *len = 0;
-    if (r == NULL || r->exec == WEFT_EXEC_LOOP) {
-        weft_log_error("%s: ws_recv() called from a reactive handler; use ws_on_message()",
-                       r != NULL ? r->route->label : "websocket");
+    if (r == NULL) {
+        weft_log_error("websocket: ws_recv() after its handler finished; use ws_on_message()");
         return WEFT_ERROR;
     }
+    if (weft_await_refused(r, "ws_recv()", "ws_on_message()"))
+        return WEFT_ERROR;
     if (weft_req_cancelled(r))
         return withdrawn(type, len);
-    int rc = r->exec == WEFT_EXEC_WORKER ? recv_worker(ws, r, timeout_ms) : recv_coro(ws, r, timeout_ms);
+    int rc = weft_await_in_place(r) ? recv_worker(ws, r, timeout_ms) : recv_coro(ws, r, timeout_ms);
     if (rc == WEFT_CANCELLED)
         return withdrawn(type, len);
     if (rc != WEFT_OK)
