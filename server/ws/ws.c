@@ -63,9 +63,9 @@ struct weft_ws {
     size_t inbox_bytes;
     int closed, close_code;
     inmsg *last; /* handed to the plugin by ws_recv, freed by the next */
-    int coro_waiting, woken, timed_out;
-    weft_timer recv_timer;
-    weft_wait recv_wait; /* a coroutine's receive, ended when its request is cancelled */
+    struct recv_op *waiting; /* the blocking-style receive in progress (loop thread) */
+    int woken, recv_cancelled;
+    weft_timer recv_timer;   /* its timeout, then the clean-stack end of its wait */
     /* reactive */
     weft_ws_callback cb;
     void *arg;
@@ -208,7 +208,7 @@ static int send_now(weft_ws *ws, int type, const void *data, size_t len)
 
 /* ---- the socket closing ---- */
 
-static void wake_coro(weft_ws *ws);
+static void wake_waiter(weft_ws *ws);
 
 typedef struct delivery {
     weft_ws *ws;
@@ -247,8 +247,8 @@ static void closed(weft_ws *ws)
         weft_dispatch_run(r, run_callback, &d);
         if (!r->finished)
             weft_dispatch_done(r, WEFT_OK); /* the request ends with its socket */
-    } else if (r != NULL && ws->coro_waiting) {
-        wake_coro(ws);
+    } else if (r != NULL && ws->waiting != NULL) {
+        wake_waiter(ws);
     }
     unref(ws);
 }
@@ -271,21 +271,41 @@ static void on_timer(weft_timer *t)
 
 /* ---- receiving ---- */
 
+/* A blocking-style receive is an operation of dispatch/await.c: it waits
+ * for a message, the close, its timeout or the request's cancellation, on
+ * the socket's loop, under either policy. */
+typedef struct recv_op {
+    weft_await a; /* first: the await's callbacks get it back as a recv_op */
+    weft_ws *ws;
+    int timeout_ms;
+} recv_op;
+
+static int inbox_ready(weft_ws *ws)
+{
+    pthread_mutex_lock(&ws->mu);
+    int ready = ws->head != NULL || ws->closed;
+    pthread_mutex_unlock(&ws->mu);
+    return ready;
+}
+
 static void on_recv_timer(weft_timer *t)
 {
     weft_ws *ws = H2O_STRUCT_FROM_MEMBER(weft_ws, recv_timer, t);
-    if (!ws->woken)
-        ws->timed_out = 1;
-    weft_dispatch_resume(ws->r);
+    recv_op *o = ws->waiting;
+    if (o == NULL)
+        return;
+    ws->waiting = NULL;
+    weft_await_done(&o->a, ws->recv_cancelled ? WEFT_CANCELLED : inbox_ready(ws) ? WEFT_OK : WEFT_TIMEOUT);
 }
 
-/* Resumes the coroutine from a clean stack, never from inside wslay. */
-static void wake_coro(weft_ws *ws)
+/* Ends the wait from a clean stack, never from inside wslay (a coroutine
+ * resumes there). */
+static void wake_waiter(weft_ws *ws)
 {
     ws->woken = 1;
     weft_timers_cancel(ws->loop->timers, &ws->recv_timer);
     if (weft_timers_add(ws->loop->timers, &ws->recv_timer, 0, on_recv_timer) != 0)
-        weft_dispatch_resume(ws->r);
+        on_recv_timer(&ws->recv_timer);
 }
 
 static void deliver(weft_ws *ws, int type, const void *data, size_t len)
@@ -319,8 +339,8 @@ static void deliver(weft_ws *ws, int type, const void *data, size_t len)
     ws->inbox_bytes += len;
     pthread_cond_signal(&ws->cv);
     pthread_mutex_unlock(&ws->mu);
-    if (ws->coro_waiting && !ws->woken)
-        wake_coro(ws);
+    if (ws->waiting != NULL && !ws->woken)
+        wake_waiter(ws);
 }
 
 static void on_ws_msg(h2o_websocket_conn_t *conn, const struct wslay_event_on_msg_recv_arg *arg)
@@ -488,64 +508,28 @@ static int withdrawn(int *type, size_t *len)
     return WEFT_CANCELLED;
 }
 
-/* Worker side, under the request's cancel mutex on the loop thread. */
-static void wake_worker(void *arg)
+static void start_recv(weft_await *a)
 {
-    weft_ws *ws = arg;
-    pthread_mutex_lock(&ws->mu);
-    pthread_cond_broadcast(&ws->cv);
-    pthread_mutex_unlock(&ws->mu);
-}
-
-static int recv_worker(weft_ws *ws, weft_req *r, int timeout_ms)
-{
-    struct timespec until = weft_monotonic_after(timeout_ms > 0 ? (uint64_t)timeout_ms : 0);
-    if (weft_req_worker_block(r, wake_worker, ws) != WEFT_OK)
-        return WEFT_CANCELLED;
-    int rc = WEFT_OK;
-    pthread_mutex_lock(&ws->mu);
-    while (ws->head == NULL && !ws->closed && rc == WEFT_OK) {
-        if (weft_req_cancelled(r))
-            rc = WEFT_CANCELLED;
-        else if (timeout_ms < 0)
-            pthread_cond_wait(&ws->cv, &ws->mu);
-        else if (pthread_cond_timedwait(&ws->cv, &ws->mu, &until) == ETIMEDOUT && ws->head == NULL && !ws->closed)
-            rc = WEFT_TIMEOUT;
+    recv_op *o = (recv_op *)a;
+    weft_ws *ws = o->ws;
+    if (inbox_ready(ws)) {
+        weft_await_done(a, WEFT_OK);
+        return;
     }
-    pthread_mutex_unlock(&ws->mu);
-    weft_req_worker_unblock(r);
-    return rc;
-}
-
-static void cancel_coro_recv(weft_wait *w)
-{
-    wake_coro(H2O_STRUCT_FROM_MEMBER(weft_ws, recv_wait, w));
-}
-
-static int recv_coro(weft_ws *ws, weft_req *r, int timeout_ms)
-{
-    pthread_mutex_lock(&ws->mu);
-    int ready = ws->head != NULL || ws->closed;
-    pthread_mutex_unlock(&ws->mu);
-    if (ready)
-        return WEFT_OK;
-    ws->coro_waiting = 1;
-    ws->woken = ws->timed_out = 0;
-    if (timeout_ms >= 0 && weft_timers_add(ws->loop->timers, &ws->recv_timer, (uint64_t)timeout_ms, on_recv_timer) != 0) {
-        ws->timed_out = 1;
-    } else {
-        weft_req_wait_add(r, &ws->recv_wait, cancel_coro_recv);
-        weft_coro_yield();
-        weft_req_wait_remove(r, &ws->recv_wait);
+    ws->waiting = o;
+    ws->woken = ws->recv_cancelled = 0;
+    if (o->timeout_ms >= 0 &&
+        weft_timers_add(ws->loop->timers, &ws->recv_timer, (uint64_t)o->timeout_ms, on_recv_timer) != 0) {
+        ws->waiting = NULL;
+        weft_await_done(a, WEFT_TIMEOUT); /* out of memory for the timer: as if it ran out */
     }
-    ws->coro_waiting = 0;
-    weft_timers_cancel(ws->loop->timers, &ws->recv_timer);
-    if (weft_req_cancelled(r))
-        return WEFT_CANCELLED;
-    pthread_mutex_lock(&ws->mu);
-    int rc = ws->timed_out && ws->head == NULL && !ws->closed ? WEFT_TIMEOUT : WEFT_OK;
-    pthread_mutex_unlock(&ws->mu);
-    return rc;
+}
+
+static void cancel_recv(weft_await *a)
+{
+    weft_ws *ws = ((recv_op *)a)->ws;
+    ws->recv_cancelled = 1;
+    wake_waiter(ws);
 }
 
 int weft_ws_ws_recv(weft_ws *ws, int timeout_ms, int *type, const void **data, size_t *len)
@@ -564,8 +548,10 @@ int weft_ws_ws_recv(weft_ws *ws, int timeout_ms, int *type, const void **data, s
         return WEFT_ERROR;
     if (weft_req_cancelled(r))
         return withdrawn(type, len);
-    int rc = weft_await_in_place(r) ? recv_worker(ws, r, timeout_ms) : recv_coro(ws, r, timeout_ms);
-    if (rc == WEFT_CANCELLED)
+    /* `o` lives on the waiter's stack, which stays put until the loop ended the wait. */
+    recv_op o = {.a = {.r = r, .start = start_recv, .cancel = cancel_recv}, .ws = ws, .timeout_ms = timeout_ms};
+    int rc = weft_await_block(&o.a);
+    if (rc == WEFT_CANCELLED || weft_req_cancelled(r))
         return withdrawn(type, len);
     if (rc != WEFT_OK)
         return rc;
