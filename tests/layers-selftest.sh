@@ -121,6 +121,12 @@ printf 'typedef struct {\n    weft_dbn n;\n} a_pair;\n' > "$work/types/core/a.h"
 srccheck "types: a typedef declared in a higher folder, used in a lower header" 1 \
     "upward type: core/a.h:2: core names weft_dbn (db/, above core)"
 
+printf '#include <stddef.h>\n' > "$work/types/core/a.h"
+mkdir -p "$work/types/base"
+printf '#include <h2o.h>\n' > "$work/types/base/h2o_glue.h"
+printf '#include "base/h2o_glue.h"\n#include <h2o/websocket.h>\n' > "$work/types/db/b.c"
+srccheck "h2o included outside base/h2o_glue.h" 1 "h2o include: db/b.c:2: only base/h2o_glue.h includes h2o"
+
 # On the server's real objects (CMake passes their list): a base module that
 # starts using the reload layer is caught.
 if [ -n "${LAYERS_OBJECTS:-}" ]; then

@@ -16,7 +16,9 @@
 #   weft_* type whose struct/enum/union body (else its typedef) is in a
 #   higher folder must not appear in a lower folder's header, not even as a
 #   forward declaration or behind a pointer (adding a subsystem must not
-#   mean editing the headers below it). Comments do not count.
+#   mean editing the headers below it). Comments do not count. And only
+#   base/h2o_glue.h includes h2o (<h2o.h>, <h2o/...>): one place pins what
+#   every translation unit sees of it.
 # Exit 0 when clean, 1 with every offending edge and cycle listed, 2 on misuse.
 
 # The layers, bottom to top: the one place the order is written down.
@@ -143,6 +145,9 @@ fi
             grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]*/' "$f" |
                 sed -n "s|^\([0-9]*\):[^\"]*\"\([a-z_]*\)/.*|I ${f#"$src"/}:\1 $folder \2|p"
             types "$f" "$folder" "${f#"$src"/}"
+            [ "${f#"$src"/}" = base/h2o_glue.h ] ||
+                grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*<h2o[./]' "$f" |
+                sed "s|^\([0-9]*\):.*|H ${f#"$src"/}:\1|"
         done
     fi
 } > "$tmp"
@@ -219,6 +224,7 @@ $1 == "I" { inc[++ninc] = $0; next }
 $1 == "B" { if (!($3 in body) || rank[$2] < rank[body[$3]]) body[$3] = $2; next }
 $1 == "T" { if (!($3 in tdef) || rank[$2] < rank[tdef[$3]]) tdef[$3] = $2; next }
 $1 == "N" { named[++nnamed] = $0; next }
+$1 == "H" { h2o[++nh2o] = $2; next }
 $1 == "U" { need[++nneed] = module_of(object_of(substr($0, 3))) " " $NF; next }
 END {
     bad = 0
@@ -272,6 +278,11 @@ END {
         told[f[2], t] = 1
         printf "upward type: %s: %s names %s (%s/, above %s)\n", f[2], f[3], t, owner, f[3]
         up++
+    }
+
+    for (i = 1; i <= nh2o; i++) {
+        printf "h2o include: %s: only base/h2o_glue.h includes h2o\n", h2o[i]
+        bad = 1
     }
 
     counter = 0; sp = 0; ncomp = 0
