@@ -550,7 +550,8 @@ int weft_ws_ws_recv(weft_ws *ws, int timeout_ms, int *type, const void **data, s
         return withdrawn(type, len);
     /* `o` lives on the waiter's stack, which stays put until the loop ended the wait. */
     recv_op o = {.a = {.r = r, .start = start_recv, .cancel = cancel_recv}, .ws = ws, .timeout_ms = timeout_ms};
-    int rc = weft_await_block(&o.a);
+    /* A message already in: no round trip through the loop. */
+    int rc = inbox_ready(ws) ? WEFT_OK : weft_await_block(&o.a);
     if (rc == WEFT_CANCELLED || weft_req_cancelled(r))
         return withdrawn(type, len);
     if (rc != WEFT_OK)
