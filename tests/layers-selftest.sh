@@ -84,6 +84,49 @@ else
     echo "ok: $case"
 fi
 
+# srccheck CASE STATUS PATTERN...: layers.sh --src on $work/types (with
+# one clean object) must exit STATUS with every PATTERN in its output.
+srccheck() {
+    case=$1; want=$2; shift 2
+    out=$(sh "$here/layers.sh" --src "$work/types" "$work/base/a.o" 2>&1); got=$?
+    if [ "$got" -ne "$want" ]; then
+        printf 'FAIL: %s: exit %d, wanted %d; output:\n%s\n' "$case" "$got" "$want" "$out"
+        fails=$((fails + 1)); return
+    fi
+    for pat in "$@"; do
+        if ! printf '%s\n' "$out" | grep -qF -- "$pat"; then
+            printf 'FAIL: %s: output lacks "%s"; output:\n%s\n' "$case" "$pat" "$out"
+            fails=$((fails + 1)); return
+        fi
+    done
+    echo "ok: $case"
+}
+
+mkdir -p "$work/types/core" "$work/types/db"
+printf 'struct weft_cx {\n    int n;\n};\n' > "$work/types/core/a.c"
+printf '/* the connection (weft_dbx) is in db.c: a comment may say so */\nint a_count(const char *why); /* "weft_dbx" */\n' > "$work/types/core/a.h"
+printf 'struct weft_dbx {\n    struct weft_cx *c;\n};\ntypedef int weft_dbn;\n' > "$work/types/db/b.c"
+printf 'typedef struct weft_dbx weft_dbx;\nstruct weft_cx;\nweft_dbx *b_get(struct weft_cx *c);\n' > "$work/types/db/b.h"
+srccheck "types: a higher header naming a lower type, comments and strings naming a higher one" 0 "0 upward"
+
+printf '#include <stddef.h>\nstruct weft_dbx;\nstruct weft_dbx *a_db(void);\n' > "$work/types/core/a.h"
+srccheck "types: a lower header naming a higher struct (forward declaration and pointer)" 1 \
+    "upward type: core/a.h:2: core names weft_dbx (db/, above core)" "core/a.h:3:" "2 upward"
+
+printf 'typedef struct weft_dbx weft_dbx;\nweft_dbx *a_db(void);\n' > "$work/types/core/a.h"
+srccheck "types: a lower header's own typedef of a higher struct is no alibi" 1 \
+    "upward type: core/a.h:1: core names weft_dbx (db/, above core)"
+
+printf 'typedef struct {\n    weft_dbn n;\n} a_pair;\n' > "$work/types/core/a.h"
+srccheck "types: a typedef declared in a higher folder, used in a lower header" 1 \
+    "upward type: core/a.h:2: core names weft_dbn (db/, above core)"
+
+printf '#include <stddef.h>\n' > "$work/types/core/a.h"
+mkdir -p "$work/types/base"
+printf '#include <h2o.h>\n' > "$work/types/base/h2o_glue.h"
+printf '#include "base/h2o_glue.h"\n#include <h2o/websocket.h>\n' > "$work/types/db/b.c"
+srccheck "h2o included outside base/h2o_glue.h" 1 "h2o include: db/b.c:2: only base/h2o_glue.h includes h2o"
+
 # On the server's real objects (CMake passes their list): a base module that
 # starts using the reload layer is caught.
 if [ -n "${LAYERS_OBJECTS:-}" ]; then

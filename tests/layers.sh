@@ -12,7 +12,13 @@
 #   (.../weftcore.dir/base/errors.c.o -> base).
 #   With --src, the #include "folder/file.h" lines of SERVER-DIR/*/*.[ch] are
 #   held to the same order (a header can pull a higher layer's types in
-#   without any symbol showing it).
+#   without any symbol showing it), and so are the types a header names: a
+#   weft_* type whose struct/enum/union body (else its typedef) is in a
+#   higher folder must not appear in a lower folder's header, not even as a
+#   forward declaration or behind a pointer (adding a subsystem must not
+#   mean editing the headers below it). Comments do not count. And only
+#   base/h2o_glue.h includes h2o (<h2o.h>, <h2o/...>): one place pins what
+#   every translation unit sees of it.
 # Exit 0 when clean, 1 with every offending edge and cycle listed, 2 on misuse.
 
 # The layers, bottom to top: the one place the order is written down.
@@ -68,6 +74,50 @@ objects() {
     done
 }
 
+# types FILE FOLDER NAME: "B FOLDER TYPE" for each weft_* struct/enum/union
+# body FILE defines, "T FOLDER TYPE" for each typedef, and for a header
+# "N NAME:LINE FOLDER TYPE" for each weft_* word outside comments and strings.
+types() {
+    awk -v folder="$2" -v rel="$3" '
+    function emit_names(t) {
+        while (match(t, /weft_[A-Za-z0-9_]+/)) {
+            print "N " rel ":" FNR " " folder " " substr(t, RSTART, RLENGTH)
+            t = substr(t, RSTART + RLENGTH)
+        }
+    }
+    {
+        # Comments and string literals out, a block comment across lines too.
+        line = $0; out = ""
+        while (line != "") {
+            if (incomment) {
+                e = index(line, "*/")
+                if (e == 0) { line = ""; break }
+                line = substr(line, e + 2); incomment = 0; continue
+            }
+            if (match(line, /\/\*|\/\/|"/) == 0) { out = out line; break }
+            out = out substr(line, 1, RSTART - 1); tok = substr(line, RSTART, RLENGTH)
+            line = substr(line, RSTART + RLENGTH)
+            if (tok == "//") break
+            if (tok == "/*") { incomment = 1; out = out " "; continue }
+            # a string: up to its closing quote (escapes skipped)
+            while (match(line, /\\.|"/) && substr(line, RSTART, RLENGTH) != "\"") line = substr(line, RSTART + RLENGTH)
+            line = (RSTART ? substr(line, RSTART + 1) : ""); out = out "\"\""
+        }
+        t = out
+        while (match(t, /(struct|enum|union)[ \t]+weft_[A-Za-z0-9_]+[ \t]*\{/)) {
+            n = substr(t, RSTART, RLENGTH); t = substr(t, RSTART + RLENGTH)
+            match(n, /weft_[A-Za-z0-9_]+/); print "B " folder " " substr(n, RSTART, RLENGTH)
+        }
+        if (match(out, /^[ \t]*}[ \t]*weft_[A-Za-z0-9_]+[ \t]*;/) ||
+            (out ~ /^[ \t]*typedef/ && (match(out, /\(\*[ \t]*weft_[A-Za-z0-9_]+[ \t]*\)/) ||
+                                       match(out, /weft_[A-Za-z0-9_]+[ \t]*(\[[^]]*\])?[ \t]*;/)))) {
+            n = substr(out, RSTART, RLENGTH); match(n, /weft_[A-Za-z0-9_]+/)
+            print "T " folder " " substr(n, RSTART, RLENGTH)
+        }
+        if (rel ~ /\.h$/) emit_names(out)
+    }' "$1"
+}
+
 list=$(objects "$@") || exit 2
 if [ -z "$list" ]; then
     echo "layers.sh: no object files under $*" >&2
@@ -94,6 +144,10 @@ fi
             folder=$(basename "$(dirname "$f")")
             grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]*/' "$f" |
                 sed -n "s|^\([0-9]*\):[^\"]*\"\([a-z_]*\)/.*|I ${f#"$src"/}:\1 $folder \2|p"
+            types "$f" "$folder" "${f#"$src"/}"
+            [ "${f#"$src"/}" = base/h2o_glue.h ] ||
+                grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*<h2o[./]' "$f" |
+                sed "s|^\([0-9]*\):.*|H ${f#"$src"/}:\1|"
         done
     fi
 } > "$tmp"
@@ -165,6 +219,12 @@ BEGIN {
 $1 == "M" { m = module_of(substr($0, 3)); if (!(m in modules)) nmod++; modules[m] = 1; next }
 $1 == "D" { m = module_of(object_of(substr($0, 3))); definers[$NF] = (($NF in definers) ? definers[$NF] " " : "") m; next }
 $1 == "I" { inc[++ninc] = $0; next }
+# A type belongs to the lowest folder with its body, else to the lowest with
+# its typedef (a typedef of a higher struct in a lower header is no alibi).
+$1 == "B" { if (!($3 in body) || rank[$2] < rank[body[$3]]) body[$3] = $2; next }
+$1 == "T" { if (!($3 in tdef) || rank[$2] < rank[tdef[$3]]) tdef[$3] = $2; next }
+$1 == "N" { named[++nnamed] = $0; next }
+$1 == "H" { h2o[++nh2o] = $2; next }
 $1 == "U" { need[++nneed] = module_of(object_of(substr($0, 3))) " " $NF; next }
 END {
     bad = 0
@@ -208,6 +268,21 @@ END {
             printf "upward include: %s: %s includes %s/ (%s above %s)\n", f[2], f[3], f[4], f[4], f[3]
             up++
         }
+    }
+
+    for (i = 1; i <= nnamed; i++) {
+        split(named[i], f, " ")
+        t = f[4]; owner = (t in body) ? body[t] : ((t in tdef) ? tdef[t] : "")
+        if (owner == "" || !(f[3] in rank) || !(owner in rank) || rank[owner] <= rank[f[3]] || ((f[2], t) in told))
+            continue
+        told[f[2], t] = 1
+        printf "upward type: %s: %s names %s (%s/, above %s)\n", f[2], f[3], t, owner, f[3]
+        up++
+    }
+
+    for (i = 1; i <= nh2o; i++) {
+        printf "h2o include: %s: only base/h2o_glue.h includes h2o\n", h2o[i]
+        bad = 1
     }
 
     counter = 0; sp = 0; ncomp = 0

@@ -38,6 +38,14 @@ void weft_loop_add_hook(const weft_loop_hook *h)
 
 int weft_loop_count(void) { return n_loops; }
 
+int weft_loop_slot_new(void)
+{
+    static int n_slots;
+    if (n_slots == WEFT_LOOP_SLOTS)
+        weft_fatal("more than %d per-loop slots: raise WEFT_LOOP_SLOTS in core/loop.h", WEFT_LOOP_SLOTS);
+    return n_slots++;
+}
+
 weft_loop *weft_loop_at(int i) { return &loops[i]; }
 
 int weft_loops_running(void) { return atomic_load(&loops_running); }

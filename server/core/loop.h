@@ -5,11 +5,13 @@
  * reach it only through weft_loop_post().
  *
  * Subsystems that keep per-loop state (coroutine stacks, database
- * connections, the serving generation) attach it themselves through
- * weft_loop_add_hook(): the loop module calls their setup on the loop's own
- * thread when it starts and their teardown when it has drained, and never
- * names them. This module owns the process-wide list of loops; iteration
- * goes through weft_loop_count()/weft_loop_at().
+ * connections, the serving generation) keep it in a slot of their own
+ * (weft_loop_slot_new(), h2o's _module_configs[slot] in miniature) and
+ * attach it through weft_loop_add_hook(): the loop module calls their setup
+ * on the loop's own thread when it starts and their teardown when it has
+ * drained, and never names them or their types. This module owns the
+ * process-wide list of loops; iteration goes through
+ * weft_loop_count()/weft_loop_at().
  */
 #ifndef WEFT_LOOP_H
 #define WEFT_LOOP_H
@@ -21,6 +23,9 @@
 #include "base/stats.h"
 #include "base/timer.h"
 #include "core/peers.h"
+
+/** Per-loop slots a process can hand out (the subsystems above core/ take about eight). */
+#define WEFT_LOOP_SLOTS 16
 
 /** A cross-thread message; embed it, set nothing, post it. */
 typedef struct weft_msg {
@@ -38,13 +43,9 @@ typedef struct weft_loop {
     weft_timers *timers;
     weft_loop_stats *stats; /* written by this loop only; summed by scrapes */
     size_t inflight;        /* requests dispatched and not yet completed (http/) */
-    /* Per-loop state of higher layers, set by their hooks (never read here). */
-    struct weft_generation *gen; /* the serving generation (reload/) */
-    struct weft_coro_pool *coros; /* coroutine stacks (dispatch/) */
-    struct weft_dbloop *db, *db_retired; /* database connections (db/) */
-    struct weft_txset *txset;            /* sessions held by transactions (db/) */
-    struct weft_outbound *outbound;      /* outbound HTTP upstreams (outbound/) */
-    struct weft_wsloop *ws;              /* open WebSockets (ws/) */
+    /* Per-loop state of higher layers, one slot per weft_loop_slot_new(),
+     * set by their hooks and never read here. */
+    void *slots[WEFT_LOOP_SLOTS];
     /* The loop's own business. */
     h2o_accept_ctx_t *accept_ctxs;     /* one per main listener (its TLS context differs) */
     h2o_accept_ctx_t admin_accept_ctx; /* loop 0 only */
@@ -123,6 +124,20 @@ typedef struct weft_loop_hook {
 
 /** The loop running on this thread, or NULL off the loops. */
 extern _Thread_local weft_loop *weft_loop_current;
+
+/**
+ * A new per-loop slot, NULL on every loop until its owner sets it. Call it
+ * before the loops start (from a constructor or the owner's attach); the
+ * process aborts past WEFT_LOOP_SLOTS, a build error rather than a runtime one.
+ */
+int weft_loop_slot_new(void);
+/** The value of `slot` on `L`. Loop thread (or before/after it runs). */
+static inline void *weft_loop_get(const weft_loop *L, int slot) { return L->slots[slot]; }
+static inline void weft_loop_set(weft_loop *L, int slot, void *value) { L->slots[slot] = value; }
+/** Defines `static int NAME`, a slot taken before main() runs: no start-up order can leave it unset. */
+#define WEFT_LOOP_SLOT(name)                                                                                        \
+    static int name = -1;                                                                                           \
+    __attribute__((constructor)) static void name##_take(void) { name = weft_loop_slot_new(); }
 
 /** Registers a hook (control thread, before weft_loops_start). Teardowns run in reverse order. */
 void weft_loop_add_hook(const weft_loop_hook *h);

@@ -20,6 +20,7 @@
 #include <weft/plugin.h>
 
 #include "config/config.h"
+#include "request/route.h"
 
 /* ---- shared helpers (db_common.c) ---- */
 
@@ -75,6 +76,10 @@ uint64_t weft_db_backoff_next(uint64_t current_ms);
 
 /* ---- blocking pool (db_pool.c) ---- */
 typedef struct weft_dbpool weft_dbpool;
+/* A route's blocking connections for pool workers (its generation's); NULL without a database. */
+extern int weft_dbpool_route_slot;
+static inline weft_dbpool *weft_route_dbpool(const weft_route *rt) { return weft_route_get(rt, weft_dbpool_route_slot); }
+static inline void weft_route_set_dbpool(weft_route *rt, weft_dbpool *p) { weft_route_set(rt, weft_dbpool_route_slot, p); }
 weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg);
 void weft_dbpool_free(weft_dbpool *p);
 /**

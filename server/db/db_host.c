@@ -23,43 +23,13 @@ static weft_dbloop *loop_db(weft_req *r) { return weft_dbloop_for(r->loop, r->ro
 static int no_database(weft_req *r)
 {
     static atomic_int told;
-    if (r->route->dbpool != NULL)
+    if (weft_route_dbpool(r->route) != NULL)
         return 0;
     if (!atomic_exchange(&told, 1))
         weft_log_error("%s: the plugin queries the database, but none is configured: add a `database` group to the "
                        "config or set PGHOST/PGDATABASE (docs/DATABASE.md); answering 503",
                        r->route->label);
     return 1;
-}
-
-typedef struct co_wait {
-    weft_wait wait;
-    weft_req *r;
-    weft_dbq *q;
-    int rc;
-    PGresult *res;
-    int done, suspended;
-} co_wait;
-
-static void on_co_result(void *arg, int rc, PGresult *res)
-{
-    co_wait *w = arg;
-    w->rc = rc;
-    w->res = res;
-    w->done = 1;
-    if (w->suspended) {
-        weft_req_wait_remove(w->r, &w->wait);
-        weft_dispatch_resume(w->r);
-    }
-}
-
-static void cancel_co_query(weft_wait *wt)
-{
-    co_wait *w = H2O_STRUCT_FROM_MEMBER(co_wait, wait, wt);
-    weft_dbloop_abandon(w->q);
-    w->rc = WEFT_CANCELLED;
-    w->done = 1;
-    weft_dispatch_resume(w->r);
 }
 
 /* A worker's statement on a blocking connection: cancelled server-side. */
@@ -92,67 +62,90 @@ static int on_pg_busy(void *ctx, PGconn *pg)
     return b->blocked ? 0 : -1;
 }
 
-/* A pool worker's statement (with pool_connections = 0, the default), run on
- * its request's loop over the loop's pipelined connections while the worker
- * sleeps (dispatch/await.h; a cancellation ends the wait at once and the
- * result is discarded). Measured against blocking
- * connections lent to workers (docs/DATABASE.md, "Pool workers and
- * connections", bench/pool_probe.sh): PostgreSQL's CPU per statement
- * halves and weft's drops, with no hand-off of connections between parked
- * threads. `w` lives on the worker's stack, which stays put until the loop
- * has answered; the loop always answers (result, timeout, cancellation, or
- * WEFT_CANCELLED when its connections close). */
-typedef struct worker_wait {
-    weft_await a; /* first: the await's callbacks get it back as a worker_wait */
+/* A statement run on its request's loop while the handler waits there
+ * (dispatch/await.h): a coroutine's, and a pool worker's with
+ * pool_connections = 0 (the default) over the loop's pipelined connections
+ * while the worker sleeps (a cancellation ends the wait at once and the
+ * result is discarded). Measured against blocking connections lent to
+ * workers (docs/DATABASE.md, "Pool workers and connections",
+ * bench/pool_probe.sh): PostgreSQL's CPU per statement halves and weft's
+ * drops, with no hand-off of connections between parked threads. `w` lives
+ * on the waiter's stack, which stays put until the loop has answered; the
+ * loop always answers (result, timeout, cancellation, or WEFT_CANCELLED when
+ * its connections close). */
+typedef struct loop_stmt {
+    weft_await a; /* first: the await's callbacks get it back as a loop_stmt */
     const char *sql;
     int n;
     const char *const *params;
     PGresult *res;
     weft_dbq *q; /* the statement while it runs (loop thread) */
-} worker_wait;
+} loop_stmt;
 
-static void on_worker_result(void *arg, int rc, PGresult *res)
+static void on_stmt_result(void *arg, int rc, PGresult *res)
 {
-    worker_wait *w = arg;
+    loop_stmt *w = arg;
     w->q = NULL;
     w->res = res;
     weft_await_done(&w->a, rc);
 }
 
-static void start_worker_query(weft_await *a)
+static void start_stmt(weft_await *a)
 {
-    worker_wait *w = (worker_wait *)a;
+    loop_stmt *w = (loop_stmt *)a;
     weft_dbloop *db = loop_db(a->r);
     if (db == NULL) {
         weft_await_done(a, WEFT_UNAVAILABLE);
         return;
     }
-    /* NULL: already answered (database down), and the worker may have
+    /* NULL: already answered (database down), and the waiter may have
      * returned with `w` on its stack: not one more write to it. */
-    weft_dbq *q = weft_dbloop_query(db, w->sql, w->n, w->params, on_worker_result, w);
+    weft_dbq *q = weft_dbloop_query(db, w->sql, w->n, w->params, on_stmt_result, w);
     if (q != NULL)
         w->q = q;
 }
 
-/* The pipelined statement's result is discarded; the worker is answered at once. */
-static void cancel_worker_query(weft_await *a)
+/* A transaction's statement is not abandoned (its session must stay in
+ * step): the transaction's own wait cancels it with PQcancel and rolls back
+ * (db_tx.c); its result, an error, comes soon after. So no `cancel`. */
+static void start_tx_stmt(weft_await *a)
 {
-    worker_wait *w = (worker_wait *)a;
+    loop_stmt *w = (loop_stmt *)a;
+    weft_tx_query_loop(a->r, w->sql, w->n, w->params, on_stmt_result, w);
+}
+
+/* The pipelined statement's result is discarded; the waiter is answered at once. */
+static void cancel_stmt(weft_await *a)
+{
+    loop_stmt *w = (loop_stmt *)a;
     if (w->q == NULL)
-        return; /* its result is already on the way to the worker */
+        return; /* its result is already on the way to the waiter */
     weft_dbloop_abandon(w->q);
     w->q = NULL;
     weft_await_done(a, WEFT_CANCELLED);
 }
 
-static int worker_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
+static int loop_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
-    worker_wait w = {.a = {.r = r, .start = start_worker_query, .cancel = cancel_worker_query},
-                     .sql = sql,
-                     .n = n,
-                     .params = params};
+    int in_tx = weft_req_tx(r) != NULL;
+    loop_stmt w = {.a = {.r = r, .start = in_tx ? start_tx_stmt : start_stmt, .cancel = in_tx ? NULL : cancel_stmt},
+                   .sql = sql,
+                   .n = n,
+                   .params = params};
     int rc = weft_await_block(&w.a);
     *res = (weft_result *)w.res;
+    return rc;
+}
+
+/* A pool worker's statement on a blocking connection it holds (its
+ * transaction's, or one of pool_connections): cancelled server-side. */
+static int in_place_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
+{
+    PGresult *pg = NULL;
+    pg_busy busy = {.r = r};
+    int rc = weft_req_tx(r) != NULL ? weft_tx_query(r, sql, n, params, &pg, on_pg_busy, &busy)
+                                    : weft_dbpool_query(weft_route_dbpool(r->route), r, sql, n, params, &pg, on_pg_busy, &busy);
+    *res = (weft_result *)pg;
     return rc;
 }
 
@@ -165,60 +158,17 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
     }
     if (no_database(r))
         return WEFT_UNAVAILABLE;
-    switch (r->exec) {
-    case WEFT_EXEC_WORKER: {
-        if (r->tx == NULL && r->route->db_cfg->pool_connections == 0) {
-            /* Cancelled like a coroutine's statement: its result discarded. */
-            int rc = worker_query(r, sql, n, params, res);
-            if (weft_req_cancelled(r) && rc != WEFT_OK) {
-                weft_db_host_result_free(*res);
-                *res = NULL;
-                return WEFT_CANCELLED;
-            }
-            return rc;
-        }
-        PGresult *pg = NULL;
-        pg_busy busy = {.r = r};
-        int rc = r->tx != NULL ? weft_tx_query(r, sql, n, params, &pg, on_pg_busy, &busy)
-                               : weft_dbpool_query(r->route->dbpool, r, sql, n, params, &pg, on_pg_busy, &busy);
-        if (weft_req_cancelled(r) && rc != WEFT_OK) {
-            PQclear(pg);
-            return WEFT_CANCELLED;
-        }
-        *res = (weft_result *)pg;
-        return rc;
+    if (weft_await_refused(r, "db_query()", "db_query_async()"))
+        return WEFT_ERROR;
+    int in_place = weft_await_in_place(r) && (weft_req_tx(r) != NULL || r->route->db_cfg->pool_connections > 0);
+    int rc = in_place ? in_place_query(r, sql, n, params, res) : loop_query(r, sql, n, params, res);
+    /* Withdrawn meanwhile: its result, whatever it says, is not the handler's. */
+    if (weft_req_cancelled(r) && rc != WEFT_OK) {
+        weft_db_host_result_free(*res);
+        *res = NULL;
+        return WEFT_CANCELLED;
     }
-    case WEFT_EXEC_COROUTINE: {
-        weft_dbloop *db = r->tx != NULL ? NULL : loop_db(r);
-        if (db == NULL && r->tx == NULL)
-            return WEFT_UNAVAILABLE;
-        /* `w` lives on the coroutine's stack, which stays put while it waits. */
-        co_wait w = {.r = r};
-        /* A transaction's statement is not abandoned (its session must stay in
-         * step): the transaction's own wait cancels it with PQcancel and
-         * rolls back (db_tx.c); its result, an error, comes soon after. */
-        if (r->tx != NULL)
-            weft_tx_query_loop(r, sql, n, params, on_co_result, &w);
-        else
-            w.q = weft_dbloop_query(db, sql, n, params, on_co_result, &w);
-        if (!w.done) {
-            w.suspended = 1;
-            if (w.q != NULL)
-                weft_req_wait_add(r, &w.wait, cancel_co_query);
-            weft_coro_yield();
-        }
-        if (w.rc != WEFT_OK && weft_req_cancelled(r)) {
-            PQclear(w.res);
-            return WEFT_CANCELLED;
-        }
-        *res = (weft_result *)w.res;
-        return w.rc;
-    }
-    case WEFT_EXEC_LOOP:
-        break;
-    }
-    weft_log_error("%s: db_query() called from a reactive handler; use db_query_async()", r->route->label);
-    return WEFT_ERROR;
+    return rc;
 }
 
 typedef struct async_wait {
@@ -267,13 +217,13 @@ void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char
         return;
     }
     async_wait *a = no_database(r) ? NULL : weft_req_alloc(r, sizeof(*a));
-    weft_dbloop *db = a != NULL && r->tx == NULL ? loop_db(r) : NULL;
-    if (a == NULL || (db == NULL && r->tx == NULL)) {
+    weft_dbloop *db = a != NULL && weft_req_tx(r) == NULL ? loop_db(r) : NULL;
+    if (a == NULL || (db == NULL && weft_req_tx(r) == NULL)) {
         cb(r, arg, WEFT_UNAVAILABLE, NULL);
         return;
     }
     *a = (async_wait){.r = r, .cb = cb, .arg = arg};
-    if (r->tx != NULL) {
+    if (weft_req_tx(r) != NULL) {
         weft_tx_query_loop(r, sql, n, params, on_async_result, a);
         return;
     }

@@ -600,47 +600,59 @@ void weft_dbloop_abandon(weft_dbq *q)
     }
 }
 
+/* The loop's connections for the serving settings, and those retired by a
+ * reload until their statements are done. */
+WEFT_LOOP_SLOT(db_slot)
+WEFT_LOOP_SLOT(retired_slot)
+
 void weft_dbloop_retire(weft_loop *loop, weft_dbloop *d)
 {
-    d->next_retired = loop->db_retired;
-    loop->db_retired = d;
+    d->next_retired = weft_loop_get(loop, retired_slot);
+    weft_loop_set(loop, retired_slot, d);
     weft_dbloop_reap(loop, 0);
 }
 
 void weft_dbloop_reap(weft_loop *loop, int all)
 {
-    for (weft_dbloop **pp = &loop->db_retired; *pp != NULL;) {
-        weft_dbloop *d = *pp;
+    weft_dbloop *keep = NULL, **tail = &keep;
+    for (weft_dbloop *d = weft_loop_get(loop, retired_slot), *next; d != NULL; d = next) {
+        next = d->next_retired;
         if (all || weft_dbloop_inflight(d) == 0) {
-            *pp = d->next_retired;
             weft_dbloop_free(d);
         } else {
-            pp = &d->next_retired;
+            *tail = d;
+            tail = &d->next_retired;
         }
     }
+    *tail = NULL;
+    weft_loop_set(loop, retired_slot, keep);
 }
 
 weft_dbloop *weft_dbloop_for(weft_loop *loop, const weft_db_cfg *cfg)
 {
     /* A reload with new database settings gets new connections; the old set
      * retires once its statements are done. */
-    if (loop->db != NULL && !weft_db_cfg_equal(weft_dbloop_cfg(loop->db), cfg)) {
-        weft_dbloop_retire(loop, loop->db);
-        loop->db = NULL;
+    weft_dbloop *d = weft_loop_get(loop, db_slot);
+    if (d != NULL && !weft_db_cfg_equal(weft_dbloop_cfg(d), cfg)) {
+        weft_loop_set(loop, db_slot, NULL);
+        weft_dbloop_retire(loop, d);
+        d = NULL;
     }
-    if (loop->db_retired != NULL)
+    if (weft_loop_get(loop, retired_slot) != NULL)
         weft_dbloop_reap(loop, 0);
-    if (loop->db == NULL)
-        loop->db = weft_dbloop_new(loop, cfg);
-    return loop->db;
+    if (d == NULL) {
+        d = weft_dbloop_new(loop, cfg);
+        weft_loop_set(loop, db_slot, d);
+    }
+    return d;
 }
 
 /* ---- per-loop state: connections close when their loop stops ---- */
 
 static void dbloop_teardown(weft_loop *L)
 {
-    weft_dbloop_free(L->db);
-    L->db = NULL;
+    weft_dbloop_free(weft_loop_get(L, db_slot));
+    weft_loop_set(L, db_slot, NULL);
     weft_dbloop_reap(L, 1);
     weft_db_cancels_close();
 }

@@ -17,6 +17,8 @@
 #include "base/timer.h"
 #include "request/cancel.h"
 
+WEFT_ROUTE_SLOT(weft_dbpool_route_slot)
+
 typedef struct pconn {
     PGconn *pg;
     weft_stmt_cache stmts;

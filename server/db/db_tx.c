@@ -27,12 +27,16 @@
 #include <string.h>
 
 #include "db/db_txset.h"
+#include "dispatch/await.h"
 #include "dispatch/coro.h"
 #include "dispatch/dispatch.h"
 #include "request/request.h"
 #include "request/route.h"
 #include "base/log.h"
 #include "core/loop.h"
+
+int weft_tx_req_slot = -1;
+__attribute__((constructor)) static void take_req_slot(void) { weft_tx_req_slot = weft_req_slot_new(sizeof(weft_tx *)); }
 
 static const char *cancel_reason(const weft_req *r)
 {
@@ -130,8 +134,8 @@ static void rollback_worker(weft_req *r, weft_tx *tx)
 
 void weft_tx_cancelled(weft_req *r)
 {
-    if (r->tx != NULL && r->exec == WEFT_EXEC_WORKER)
-        rollback_worker(r, r->tx);
+    if (weft_req_tx(r) != NULL && weft_await_in_place(r))
+        rollback_worker(r, weft_req_tx(r));
 }
 
 /* ---- statements inside a transaction ---- */
@@ -139,7 +143,7 @@ void weft_tx_cancelled(weft_req *r)
 int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params, PGresult **res,
                   int (*busy)(void *ctx, PGconn *pg), void *ctx)
 {
-    weft_tx *tx = r->tx;
+    weft_tx *tx = weft_req_tx(r);
     *res = NULL;
     if (tx->cancelled)
         return WEFT_CANCELLED;
@@ -157,7 +161,7 @@ int weft_tx_query(weft_req *r, const char *sql, int n, const char *const *params
 
 void weft_tx_query_loop(weft_req *r, const char *sql, int n, const char *const *params, weft_dbloop_cb cb, void *arg)
 {
-    weft_tx *tx = r->tx;
+    weft_tx *tx = weft_req_tx(r);
     if (tx->cancelled) {
         cb(arg, WEFT_CANCELLED, NULL);
         return;
@@ -172,27 +176,30 @@ void weft_tx_query_loop(weft_req *r, const char *sql, int n, const char *const *
 
 /* ---- begin / end for every context ---- */
 
-typedef struct co_wait {
-    weft_req *r;
-    int rc, done, suspended;
-} co_wait;
+/* A blocking-style handler's BEGIN or COMMIT/ROLLBACK on its loop session,
+ * waited for through dispatch/await.h. No `cancel`: the transaction's own
+ * wait (tx_watch) ends it on cancellation, and its answer comes soon after. */
+typedef struct tx_op {
+    weft_await a; /* first: the await's callbacks get it back as a tx_op */
+    weft_tx *tx;
+    int begin, commit;
+} tx_op;
 
-static void co_done(void *arg, int rc)
+static void on_tx_op(void *arg, int rc) { weft_await_done(&((tx_op *)arg)->a, rc); }
+
+static void start_tx_op(weft_await *a)
 {
-    co_wait *w = arg;
-    w->rc = rc;
-    w->done = 1;
-    if (w->suspended)
-        weft_dispatch_resume(w->r);
+    tx_op *o = (tx_op *)a;
+    if (o->begin)
+        weft_tx_begin_loop(a->r, o->tx, on_tx_op, o);
+    else
+        weft_tx_end_loop(o->tx, o->commit, on_tx_op, o);
 }
 
-static int co_wait_for(co_wait *w)
+static int tx_op_wait(weft_req *r, weft_tx *tx, int begin, int commit)
 {
-    if (!w->done) {
-        w->suspended = 1;
-        weft_coro_yield();
-    }
-    return w->rc;
+    tx_op o = {.a = {.r = r, .start = start_tx_op}, .tx = tx, .begin = begin, .commit = commit};
+    return weft_await_block(&o.a);
 }
 
 static void abandon(weft_req *r, void *arg);
@@ -203,7 +210,7 @@ static weft_tx *tx_new(weft_req *r, int isolation)
         weft_log_error("%s: db_begin: unknown isolation level %d", r->route->label, isolation);
         return NULL;
     }
-    if (r->tx != NULL) {
+    if (weft_req_tx(r) != NULL) {
         weft_log_error("%s: db_begin: a transaction is already open for this request", r->route->label);
         return NULL;
     }
@@ -232,7 +239,7 @@ static void begin_failed(weft_tx *tx)
 static int begin_worker(weft_req *r, weft_tx *tx)
 {
     int rc;
-    tx->pool = r->route->dbpool;
+    tx->pool = weft_route_dbpool(r->route);
     tx->ptx = weft_dbpool_hold(tx->pool, r, &rc);
     if (tx->ptx == NULL)
         return rc;
@@ -255,7 +262,7 @@ static int begin_worker(weft_req *r, weft_tx *tx)
 static int no_database(weft_req *r)
 {
     static atomic_int told;
-    if (r->route->dbpool != NULL)
+    if (weft_route_dbpool(r->route) != NULL)
         return 0;
     if (!atomic_exchange(&told, 1))
         weft_log_error("%s: db_begin() but no database is configured (docs/DATABASE.md); answering 503",
@@ -265,10 +272,8 @@ static int no_database(weft_req *r)
 
 int weft_db_tx_db_begin(weft_req *r, int isolation)
 {
-    if (r->exec == WEFT_EXEC_LOOP) {
-        weft_log_error("%s: db_begin() called from a reactive handler; use db_begin_async()", r->route->label);
+    if (weft_await_refused(r, "db_begin()", "db_begin_async()"))
         return WEFT_ERROR;
-    }
     if (weft_req_cancelled(r))
         return WEFT_CANCELLED;
     if (no_database(r))
@@ -277,15 +282,13 @@ int weft_db_tx_db_begin(weft_req *r, int isolation)
     if (tx == NULL)
         return WEFT_ERROR;
     int rc;
-    if (r->exec == WEFT_EXEC_WORKER) {
+    if (weft_await_in_place(r)) {
         rc = begin_worker(r, tx);
         if (rc != WEFT_OK)
             free(tx);
     } else {
-        co_wait w = {.r = r};
         tx_watch(tx);
-        weft_tx_begin_loop(r, tx, co_done, &w);
-        rc = co_wait_for(&w);
+        rc = tx_op_wait(r, tx, 1, 0);
         if (rc == WEFT_OK && tx->cancelled)
             rc = WEFT_CANCELLED; /* withdrawn during BEGIN: its ROLLBACK is on the way */
         if (rc != WEFT_OK)
@@ -293,23 +296,21 @@ int weft_db_tx_db_begin(weft_req *r, int isolation)
     }
     if (rc != WEFT_OK)
         return rc == WEFT_TIMEOUT ? WEFT_UNAVAILABLE : rc;
-    r->tx = tx;
+    weft_req_set_tx(r, tx);
     return WEFT_OK;
 }
 
 static int end_blocking(weft_req *r, int commit)
 {
-    weft_tx *tx = r->tx;
+    weft_tx *tx = weft_req_tx(r);
     if (tx == NULL) {
         weft_log_error("%s: %s without db_begin", r->route->label, commit ? "db_commit" : "db_rollback");
         return WEFT_ERROR;
     }
-    if (r->exec == WEFT_EXEC_LOOP) {
-        weft_log_error("%s: blocking %s from a reactive handler; use the _async form", r->route->label,
-                       commit ? "db_commit" : "db_rollback");
+    if (weft_await_refused(r, commit ? "db_commit()" : "db_rollback()",
+                           commit ? "db_commit_async()" : "db_rollback_async()"))
         return WEFT_ERROR;
-    }
-    r->tx = NULL;
+    weft_req_set_tx(r, NULL);
     int rc;
     if (tx->ptx != NULL && weft_req_cancelled(r)) {
         rollback_worker(r, tx); /* a withdrawn request commits nothing */
@@ -323,9 +324,7 @@ static int end_blocking(weft_req *r, int commit)
     } else if (tx->cancelled) {
         rc = WEFT_CANCELLED;
     } else {
-        co_wait w = {.r = r};
-        weft_tx_end_loop(tx, commit, co_done, &w);
-        rc = co_wait_for(&w);
+        rc = tx_op_wait(r, tx, 0, commit);
     }
     tx_drop(tx);
     return rc;
@@ -350,7 +349,7 @@ static void async_done(void *arg, int rc)
     if (a->begin && rc == WEFT_OK && a->tx->cancelled)
         rc = WEFT_CANCELLED;
     if (a->begin && rc == WEFT_OK)
-        r->tx = a->tx;
+        weft_req_set_tx(r, a->tx);
     else if (a->begin)
         begin_failed(a->tx);
     else
@@ -370,13 +369,13 @@ static async_tx *async_new(weft_req *r, weft_callback cb, void *arg)
 
 void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, void *arg)
 {
-    if (weft_req_cancelled(r) || (r->exec == WEFT_EXEC_LOOP && no_database(r))) {
+    if (weft_req_cancelled(r) || (weft_await_reactive(r) && no_database(r))) {
         cb(r, arg, weft_req_cancelled(r) ? WEFT_CANCELLED : WEFT_UNAVAILABLE);
         return;
     }
     async_tx *a = async_new(r, cb, arg);
-    if (r->exec != WEFT_EXEC_LOOP || a == NULL || (a->tx = tx_new(r, isolation)) == NULL) {
-        if (r->exec != WEFT_EXEC_LOOP)
+    if (!weft_await_reactive(r) || a == NULL || (a->tx = tx_new(r, isolation)) == NULL) {
+        if (!weft_await_reactive(r))
             weft_log_error("%s: db_begin_async() outside a reactive handler; use db_begin()", r->route->label);
         cb(r, arg, WEFT_ERROR);
         return;
@@ -389,14 +388,14 @@ void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, voi
 static void end_async(weft_req *r, int commit, weft_callback cb, void *arg)
 {
     async_tx *a = async_new(r, cb, arg);
-    if (r->tx == NULL || r->exec != WEFT_EXEC_LOOP || a == NULL) {
+    if (weft_req_tx(r) == NULL || !weft_await_reactive(r) || a == NULL) {
         weft_log_error("%s: %s_async without an open transaction in a reactive handler", r->route->label,
                        commit ? "db_commit" : "db_rollback");
         cb(r, arg, WEFT_ERROR);
         return;
     }
-    a->tx = r->tx;
-    r->tx = NULL;
+    a->tx = weft_req_tx(r);
+    weft_req_set_tx(r, NULL);
     if (a->tx->cancelled) {
         tx_drop(a->tx);
         cb(r, arg, WEFT_CANCELLED);
@@ -419,10 +418,10 @@ static void free_tx(void *arg, int rc)
 static void abandon(weft_req *r, void *arg)
 {
     (void)arg;
-    weft_tx *tx = r->tx;
+    weft_tx *tx = weft_req_tx(r);
     if (tx == NULL)
         return;
-    r->tx = NULL;
+    weft_req_set_tx(r, NULL);
     if (tx->cancelled) {
         tx_drop(tx); /* rolled back (and logged) when it was cancelled */
         return;

@@ -7,9 +7,16 @@
 #define WEFT_DB_TX_H
 
 #include "db/db.h"
+#include "request/request.h"
 
 struct weft_loop;
 typedef struct weft_txset weft_txset;
+typedef struct weft_tx weft_tx;
+
+/* The transaction a request holds open, or NULL: a request slot of db/'s. */
+extern int weft_tx_req_slot;
+static inline weft_tx *weft_req_tx(const weft_req *r) { return *(weft_tx **)weft_req_ext(r, weft_tx_req_slot); }
+static inline void weft_req_set_tx(weft_req *r, weft_tx *tx) { *(weft_tx **)weft_req_ext(r, weft_tx_req_slot) = tx; }
 
 /* The host table entries. */
 int weft_db_tx_db_begin(weft_req *r, int isolation);

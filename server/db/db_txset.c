@@ -50,6 +50,10 @@ int weft_tx_end_rc(int rc, PGresult *res, int commit)
 
 static void txset_free(weft_txset *s);
 
+WEFT_LOOP_SLOT(txset_slot) /* the loop's set for the serving settings */
+
+static weft_txset *txset_of(const weft_loop *L) { return weft_loop_get(L, txset_slot); }
+
 static void empty_trash(weft_txset *s)
 {
     while (s->n_trash > 0)
@@ -62,7 +66,7 @@ static void on_reap(weft_timer *t)
 {
     weft_txset *s = H2O_STRUCT_FROM_MEMBER(weft_txset, reap, t);
     empty_trash(s);
-    if (s->loop->txset != s && s->held == 0 && s->wait_head == NULL)
+    if (txset_of(s->loop) != s && s->held == 0 && s->wait_head == NULL)
         txset_free(s);
 }
 
@@ -131,9 +135,9 @@ static weft_txset *txset_for(weft_req *r)
     weft_db_cfg want = *r->route->db_cfg;
     want.loop_connections = 1; /* as the set keeps it */
     const weft_db_cfg *cfg = &want;
-    weft_txset *s = L->txset;
+    weft_txset *s = txset_of(L);
     if (s != NULL && !weft_db_cfg_equal(&s->cfg, cfg)) {
-        L->txset = NULL;
+        weft_loop_set(L, txset_slot, NULL);
         /* Its idle sessions close now; the set goes once nothing is held. */
         for (size_t i = 0; i < s->n_idle; i++)
             trash(s, s->idle[i]);
@@ -142,7 +146,7 @@ static weft_txset *txset_for(weft_req *r)
         s = NULL;
     }
     if (s == NULL)
-        s = L->txset = txset_new(L, cfg);
+        weft_loop_set(L, txset_slot, s = txset_new(L, cfg));
     return s;
 }
 
@@ -154,7 +158,7 @@ void weft_db_tx_attach(void) { weft_loop_add_hook(&txset_hook); }
 
 void weft_txset_close(weft_loop *L)
 {
-    weft_txset *s = L->txset;
+    weft_txset *s = txset_of(L);
     if (s == NULL)
         return;
     /* Rollbacks of abandoned transactions may still be on their way back. */
@@ -164,7 +168,7 @@ void weft_txset_close(weft_loop *L)
         weft_log_warn("database: %zu transaction connection(s) still busy at shutdown", s->held);
     else
         txset_free(s);
-    L->txset = NULL;
+    weft_loop_set(L, txset_slot, NULL);
 }
 
 static void finish_fn(weft_tx *tx, int rc)
@@ -216,7 +220,7 @@ void weft_tx_unqueue(weft_tx *tx, int rc)
     weft_db_metric_waiting(-1);
     tx->set = NULL;
     tx->phase = TX_DONE;
-    if (s->loop->txset != s)
+    if (txset_of(s->loop) != s)
         schedule_reap(s);
     finish_fn(tx, rc);
 }
@@ -249,11 +253,11 @@ void weft_tx_release_loop(weft_txset *s, weft_dbloop *d, int reusable)
         send_begin(w);
         return;
     }
-    if (d != NULL && s->loop->txset == s && s->n_idle < (size_t)s->cfg.tx_connections)
+    if (d != NULL && txset_of(s->loop) == s && s->n_idle < (size_t)s->cfg.tx_connections)
         s->idle[s->n_idle++] = d;
     else if (d != NULL)
         trash(s, d);
-    if (s->loop->txset != s)
+    if (txset_of(s->loop) != s)
         schedule_reap(s); /* a retired set goes once nothing is held */
 }
 

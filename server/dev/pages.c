@@ -100,7 +100,7 @@ int weft_dev_intercept(h2o_req_t *req)
  * page refreshes it from /dev/stats with the same words. */
 static void policy_text(const weft_route *r, char *out, size_t size)
 {
-    if (r->adapt == NULL) {
+    if (weft_route_auto(r) == NULL) {
         weft_dispatch d = r->cfg->dispatch == WEFT_DISPATCH_AUTO ? WEFT_DISPATCH_REACTIVE : r->cfg->dispatch;
         snprintf(out, size, "%s", weft_dispatch_name(d));
         return;
@@ -130,14 +130,14 @@ static void routes_table(FILE *f, const weft_generation *g)
         fprintf(f, "<tr data-slot=\"%d\"><td>", r->stat_slot);
         weft_dev_html_escape(f, r->cfg->path);
         fputs("</td><td>", f);
-        weft_dev_html_escape(f, r->module->name);
+        weft_dev_html_escape(f, weft_route_module(r)->name);
         char policy[128];
         policy_text(r, policy, sizeof(policy));
         fprintf(f, "</td><td>%s #%u</td><td class=\"policy\">%s</td><td class=\"rate\" data-slot=\"%d\">-</td><td class=\"lat\" "
                    "data-slot=\"%d\">-</td><td class=\"total\">-</td><td><canvas class=\"chart rate-chart\" "
                    "width=\"160\" height=\"28\"></canvas></td><td><canvas class=\"chart lat-chart\" "
                    "data-color=\"#ef6c00\" width=\"160\" height=\"28\"></canvas></td></tr>",
-                r->module->desc.version ? r->module->desc.version : "?", r->module->seq,
+                weft_route_module(r)->desc.version ? weft_route_module(r)->desc.version : "?", weft_route_module(r)->seq,
                 policy, r->stat_slot, r->stat_slot);
     }
     fputs("</table>", f);
@@ -256,7 +256,7 @@ static json_t *tests_json(void)
 
 static void dev_page(h2o_req_t *req)
 {
-    const weft_generation *g = weft_loop_current->gen;
+    const weft_generation *g = weft_generation_of_loop(weft_loop_current);
     char *html = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&html, &len);
@@ -288,7 +288,7 @@ static void dev_page(h2o_req_t *req)
 /* Raw per-route totals; the page turns two samples into rates. */
 static void dev_stats(h2o_req_t *req)
 {
-    const weft_generation *g = weft_loop_current->gen;
+    const weft_generation *g = weft_generation_of_loop(weft_loop_current);
     weft_reload_status rs;
     weft_reload_status_get(&rs);
     json_t *routes = json_object();

@@ -11,6 +11,8 @@
 #include "dispatch/blocking.h"
 #include "request/route.h"
 
+WEFT_ROUTE_SLOT(weft_auto_route_slot)
+
 #define NS 1000000000ull
 #define WINDOW_NS NS /* the detection window the evidence covers */
 #define NBUCKETS 96  /* slice durations: 4 buckets per power of two of µs, up to ~16 s */
@@ -197,7 +199,7 @@ static int blocked_by_handler(const weft_auto_mark *begin, uint64_t limit)
 
 void weft_auto_slice(const weft_route *route, int probe, uint64_t elapsed_ns, const weft_auto_mark *begin)
 {
-    weft_auto *a = route->adapt;
+    weft_auto *a = weft_route_auto(route);
     uint64_t limit = weft_blocking_threshold_ns();
     int over = limit != 0 && elapsed_ns > limit && blocked_by_handler(begin, limit);
     uint64_t now = weft_now_ns();
@@ -230,7 +232,7 @@ void weft_auto_slice(const weft_route *route, int probe, uint64_t elapsed_ns, co
 
 weft_dispatch weft_auto_choose(const weft_route *route, int *probe)
 {
-    weft_auto *a = route->adapt;
+    weft_auto *a = weft_route_auto(route);
     *probe = 0;
     if (route->cfg->adapt.prefer >= 0)
         return (weft_dispatch)route->cfg->adapt.prefer;
@@ -251,7 +253,7 @@ weft_dispatch weft_auto_choose(const weft_route *route, int *probe)
 
 void weft_auto_probe_end(const weft_route *route, int ran)
 {
-    weft_auto *a = route->adapt;
+    weft_auto *a = weft_route_auto(route);
     const weft_auto_cfg *c = &route->cfg->adapt;
     uint64_t now = weft_now_ns();
     if (!ran || atomic_load(&a->probe_blocked)) {
@@ -284,7 +286,7 @@ void weft_auto_probe_end(const weft_route *route, int ran)
 
 void weft_auto_info_get(const weft_route *route, weft_auto_info *out)
 {
-    weft_auto *a = route->adapt;
+    weft_auto *a = weft_route_auto(route);
     uint64_t now = weft_now_ns(), last = atomic_load(&a->last_change_ns);
     *out = (weft_auto_info){
         .policy = (weft_dispatch)atomic_load(&a->policy),

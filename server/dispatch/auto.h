@@ -20,9 +20,15 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "request/route.h"
 
 struct weft_route;
 typedef struct weft_auto weft_auto;
+
+/* Where a dispatch = auto route with handle() runs now; NULL for any other route. */
+extern int weft_auto_route_slot;
+static inline weft_auto *weft_route_auto(const weft_route *rt) { return weft_route_get(rt, weft_auto_route_slot); }
+static inline void weft_route_set_auto(weft_route *rt, weft_auto *a) { weft_route_set(rt, weft_auto_route_slot, a); }
 
 /** The state of the auto route at `path`, created on first use; never freed. Control thread. */
 weft_auto *weft_auto_for(const char *path);

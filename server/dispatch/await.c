@@ -4,8 +4,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/log.h"
+#include "base/timer.h"
+#include "dispatch/blocking.h"
 #include "dispatch/coro.h"
 #include "dispatch/dispatch.h"
+#include "request/route.h"
 
 enum { MODE_COROUTINE = 1, MODE_WORKER, MODE_ASYNC };
 
@@ -117,6 +121,25 @@ int weft_await_block(weft_await *a)
     }
     return WEFT_ERROR;
 }
+
+int weft_await_refused(weft_req *r, const char *call, const char *instead)
+{
+    if (r->exec != WEFT_EXEC_LOOP)
+        return 0;
+    weft_route *rt = r->route;
+    uint64_t now = weft_now_ns(), last = atomic_load(&rt->misuse_last_ns);
+    /* One line per route per interval: a handler doing it on every request must not flood the log. */
+    if ((last == 0 || now - last >= weft_blocking_interval_ns()) &&
+        atomic_compare_exchange_strong(&rt->misuse_last_ns, &last, now))
+        weft_log_error("%s: %s called from a reactive handler returns WEFT_ERROR (it would wait for its own loop); "
+                       "use %s, or dispatch = \"coroutine\" or \"pool\"",
+                       rt->label, call, instead);
+    return 1;
+}
+
+int weft_await_in_place(const weft_req *r) { return r->exec == WEFT_EXEC_WORKER; }
+
+int weft_await_reactive(const weft_req *r) { return r->exec == WEFT_EXEC_LOOP; }
 
 void weft_await_async(weft_await *a)
 {

@@ -14,6 +14,11 @@
  * maybe from inside `start`; it must not touch the weft_await afterwards (a
  * coroutine's or worker's stack frame holds it).
  *
+ * This file alone decides by the request's policy how a host call waits
+ * (weft_req.exec): park the worker, yield the coroutine, or call back the
+ * reactive handler. The host calls of db/, ws/ and outbound/ ask it through
+ * the three questions below rather than read the policy themselves.
+ *
  * Cancellation: with `cancel` set, the wait is registered with the request
  * on the loop thread (the only thread weft_req_wait_add may run on), just
  * before `start`. Cancelling the request calls cancel(a), which stops the
@@ -52,6 +57,23 @@ struct weft_await {
  * (the caller logs what to use instead).
  */
 int weft_await_block(weft_await *a);
+/**
+ * The one outcome of a blocking-style call (`call`, e.g. "db_query()") from a
+ * reactive handler, where the loop would wait for itself: returns 1 when `r`
+ * runs reactive, after logging route, call and `instead` once per
+ * blocking.interval_s per route; the caller then returns WEFT_ERROR (and
+ * does nothing else). 0 for a pool or coroutine handler.
+ */
+int weft_await_refused(weft_req *r, const char *call, const char *instead);
+/**
+ * 1 when the caller is a pool worker, which may block its own thread on a
+ * blocking connection it holds (db/'s pool_connections, a transaction's
+ * connection); everywhere else the wait goes through weft_await_block.
+ */
+int weft_await_in_place(const weft_req *r);
+/** 1 when `r`'s handler (or callback) runs reactive on the loop: the _async forms are for it. */
+int weft_await_reactive(const weft_req *r);
+
 /** Starts `a` from the loop thread; a->complete(a) runs once it is done (maybe before this returns). */
 void weft_await_async(weft_await *a);
 /** The operation is over (loop thread): wakes whoever waits. */

@@ -23,8 +23,9 @@ void weft_blocking_check(weft_route *route, uint64_t elapsed_ns)
         return;
     atomic_fetch_add_explicit(&total, 1, memory_order_relaxed);
     uint64_t n = atomic_fetch_add_explicit(&route->blocked_total, 1, memory_order_relaxed) + 1;
-    /* An auto route that measures says what it does about it itself (auto.c). */
-    if (route->adapt != NULL && route->cfg->adapt.prefer < 0)
+    /* An auto route that measures (one with handle(): the generation gave it
+     * its auto state) says what it does about it itself (auto.c). */
+    if (route->cfg->dispatch == WEFT_DISPATCH_AUTO && route->desc->handle != NULL && route->cfg->adapt.prefer < 0)
         return;
     uint64_t now = weft_now_ns(), last = atomic_load(&route->blocked_last_ns);
     /* One line per route per interval: a pinned route must not flood the log. */
@@ -56,3 +57,5 @@ void weft_blocking_check_slice(const char *what, atomic_uint_fast64_t *last_ns, 
 uint64_t weft_blocking_threshold_ns(void) { return atomic_load_explicit(&threshold_ns, memory_order_relaxed); }
 
 uint64_t weft_blocking_total(void) { return atomic_load(&total); }
+
+uint64_t weft_blocking_interval_ns(void) { return atomic_load_explicit(&interval_ns, memory_order_relaxed); }

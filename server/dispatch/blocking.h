@@ -25,6 +25,8 @@ void weft_blocking_check(struct weft_route *route, uint64_t elapsed_ns);
 void weft_blocking_check_slice(const char *what, atomic_uint_fast64_t *last_ns, uint64_t elapsed_ns);
 /** The threshold in ns (0: the detector is off). */
 uint64_t weft_blocking_threshold_ns(void);
+/** The per-route reporting interval in ns (blocking.interval_s), shared by other once-per-interval lines. */
+uint64_t weft_blocking_interval_ns(void);
 /** Slow slices seen since start, all routes. */
 uint64_t weft_blocking_total(void);
 

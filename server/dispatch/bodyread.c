@@ -45,11 +45,8 @@ int weft_bodyread_req_body_read(weft_req *r, const void **data, size_t *len)
 {
     *data = "";
     *len = 0;
-    if (r->exec == WEFT_EXEC_LOOP) {
-        weft_log_error("%s: req_body_read() called from a reactive handler; use req_body_read_async()",
-                       r->route->label);
+    if (weft_await_refused(r, "req_body_read()", "req_body_read_async()"))
         return WEFT_ERROR;
-    }
     body_wait w = {.aw = {.r = r, .start = start, .cancel = cancel}};
     int rc = weft_await_block(&w.aw);
     if (rc == WEFT_OK) {
@@ -77,9 +74,9 @@ static void complete(weft_await *a)
 
 void weft_bodyread_req_body_read_async(weft_req *r, weft_body_callback cb, void *arg)
 {
-    body_wait *w = r->exec == WEFT_EXEC_LOOP ? weft_req_alloc(r, sizeof(*w)) : NULL;
+    body_wait *w = weft_await_reactive(r) ? weft_req_alloc(r, sizeof(*w)) : NULL;
     if (w == NULL) {
-        if (r->exec != WEFT_EXEC_LOOP)
+        if (!weft_await_reactive(r))
             weft_log_error("%s: req_body_read_async() outside a reactive handler; use req_body_read()",
                            r->route->label);
         cb(r, arg, WEFT_ERROR, "", 0);

@@ -24,6 +24,19 @@ typedef struct pool_job {
 
 __thread weft_req *weft_dispatch_running;
 
+/* What dispatch keeps per request, in a request slot of its own (so that
+ * request/ names none of these types). */
+typedef struct dispatch_req {
+    weft_coro *coro;                 /* coroutine: its stack, while it runs */
+    weft_work *job;                  /* pool: the queued work, until a worker takes it */
+    struct done_msg *done_msg;       /* reactive: preallocated completion message */
+    struct start_later *start_later; /* reactive over HTTP/2: its start, pending until h2o read all */
+} dispatch_req;
+
+WEFT_REQ_SLOT(dreq_slot, dispatch_req)
+
+static dispatch_req *dreq(const weft_req *r) { return weft_req_ext(r, dreq_slot); }
+
 /* A slice may end the request (done() from inside a callback chain): the
  * request is completed only when the slice returns, never under its feet.
  * While it runs, the thread's running request is the one a crash names. */
@@ -38,7 +51,7 @@ static void slice_begin(weft_req *r, slice *s)
     r->in_slice++;
     s->outer = weft_dispatch_running;
     weft_dispatch_running = r;
-    if (r->route->adapt != NULL && r->exec != WEFT_EXEC_WORKER)
+    if (weft_route_auto(r->route) != NULL && r->exec != WEFT_EXEC_WORKER)
         weft_auto_mark_now(&s->mark);
     s->t0 = weft_now_ns();
 }
@@ -48,9 +61,9 @@ static void slice_end(weft_req *r, slice *s)
     uint64_t elapsed = weft_now_ns() - s->t0;
     weft_dispatch_running = s->outer;
     weft_blocking_check(r->route, elapsed);
-    if (r->route->adapt != NULL && r->exec == WEFT_EXEC_COROUTINE) {
+    if (weft_route_auto(r->route) != NULL && r->exec == WEFT_EXEC_COROUTINE) {
         weft_auto_slice(r->route, r->auto_probe, elapsed, &s->mark);
-        if (r->auto_probe && r->coro == NULL) { /* the probe's coroutine returned: judged now */
+        if (r->auto_probe && dreq(r)->coro == NULL) { /* the probe's coroutine returned: judged now */
             r->auto_probe = 0;
             weft_auto_probe_end(r->route, 1);
         }
@@ -86,7 +99,7 @@ static void run_reactive(weft_req *r)
     r->exec = WEFT_EXEC_LOOP;
     /* done() may come from a thread of the plugin's own: the message that
      * carries it home is allocated now, so done() itself cannot fail. */
-    if ((r->done_msg = weft_req_alloc(r, sizeof(done_msg))) == NULL) {
+    if ((dreq(r)->done_msg = weft_req_alloc(r, sizeof(done_msg))) == NULL) {
         refuse_oom(r, "a completion message");
         return;
     }
@@ -139,17 +152,21 @@ void weft_dispatch_done(weft_req *r, int rc)
         return;
     }
     /* done() from a foreign thread: completing must happen on the owner. */
-    done_msg *msg = r->done_msg;
+    done_msg *msg = dreq(r)->done_msg;
     msg->r = r;
     weft_loop_post(r->loop, &msg->m, on_done_msg);
 }
 
 /* ---- coroutine ---- */
 
+WEFT_LOOP_SLOT(coros_slot) /* the loop's weft_coro_pool */
+
+static weft_coro_pool *coros_of(const weft_loop *L) { return weft_loop_get(L, coros_slot); }
+
 static void coro_gauges(weft_loop *L)
 {
-    atomic_store_explicit(&L->stats->coros_live, (int_fast64_t)weft_coro_pool_live(L->coros), memory_order_relaxed);
-    atomic_store_explicit(&L->stats->coro_bytes, (int_fast64_t)weft_coro_pool_mapped_bytes(L->coros),
+    atomic_store_explicit(&L->stats->coros_live, (int_fast64_t)weft_coro_pool_live(coros_of(L)), memory_order_relaxed);
+    atomic_store_explicit(&L->stats->coro_bytes, (int_fast64_t)weft_coro_pool_mapped_bytes(coros_of(L)),
                           memory_order_relaxed);
 }
 
@@ -178,9 +195,9 @@ void weft_dispatch_resume(weft_req *r)
     slice s;
     slice_begin(r, &s);
     r->exec = WEFT_EXEC_COROUTINE;
-    if (weft_coro_resume(r->coro)) {
-        weft_coro_free(r->coro);
-        r->coro = NULL;
+    if (weft_coro_resume(dreq(r)->coro)) {
+        weft_coro_free(dreq(r)->coro);
+        dreq(r)->coro = NULL;
         coro_gauges(r->loop);
     }
     slice_end(r, &s);
@@ -188,9 +205,9 @@ void weft_dispatch_resume(weft_req *r)
 
 static void run_coroutine(weft_req *r)
 {
-    r->coro = weft_coro_new(r->loop->coros, coro_main, r, r->route->cfg->path);
+    dreq(r)->coro = weft_coro_new(coros_of(r->loop), coro_main, r, r->route->cfg->path);
     coro_gauges(r->loop);
-    if (r->coro == NULL) {
+    if (dreq(r)->coro == NULL) {
         if (r->auto_probe) {
             r->auto_probe = 0;
             weft_auto_probe_end(r->route, 0);
@@ -285,7 +302,7 @@ static void pool_run(weft_work *w)
         /* Whatever the handler answered to its refused WebSocket or stream. */
         char msg[200];
         snprintf(msg, sizeof(msg), "server busy: pool '%s' has lent its max_long_lived workers to WebSockets and "
-                 "streams", weft_workpool_name(r->route->pool));
+                 "streams", weft_workpool_name(weft_route_pool(r->route)));
         weft_request_res_error(r, 503, msg);
         weft_request_res_header(r, "retry-after", "1");
         r->rc = WEFT_OK;
@@ -300,19 +317,19 @@ static void pool_run(weft_work *w)
 static void on_queue_timeout(weft_timer *t)
 {
     weft_req *r = H2O_STRUCT_FROM_MEMBER(weft_req, queue_timer, t);
-    if (r->job == NULL || weft_workpool_expire(r->route->pool, r->job) != 0)
+    if (dreq(r)->job == NULL || weft_workpool_expire(weft_route_pool(r->route), dreq(r)->job) != 0)
         return;
-    r->job = NULL;
+    dreq(r)->job = NULL;
     refuse_busy(r, WEFT_REFUSED_QUEUE_TIMEOUT,
                 "server busy: no worker of pool '%s' was free within its queue_timeout_ms (%d ms)",
-                weft_workpool_name(r->route->pool), weft_workpool_queue_timeout(r->route->pool));
+                weft_workpool_name(weft_route_pool(r->route)), weft_workpool_queue_timeout(weft_route_pool(r->route)));
 }
 
 int weft_dispatch_long_lived(weft_req *r)
 {
     if (r->exec != WEFT_EXEC_WORKER || r->lent)
         return 0;
-    if (weft_workpool_lend(r->route->pool) == 0) {
+    if (weft_workpool_lend(weft_route_pool(r->route)) == 0) {
         r->lent = 1;
         return 0;
     }
@@ -327,14 +344,14 @@ static void run_pool(weft_req *r)
     if (job != NULL) {
         job->r = r;
         job->work.run = pool_run;
-        int qt = weft_workpool_queue_timeout(r->route->pool);
+        int qt = weft_workpool_queue_timeout(weft_route_pool(r->route));
         /* Armed before submitting: the job may finish at once, and its
          * completion (on this loop, later) must find the timer to cancel.
          * Without memory for the timer the request waits unbounded. */
         if (qt > 0 && weft_timers_add(r->loop->timers, &r->queue_timer, (uint64_t)qt, on_queue_timeout) == 0)
             hold(r);
-        if (weft_workpool_submit(r->route->pool, &job->work) == 0) {
-            r->job = &job->work;
+        if (weft_workpool_submit(weft_route_pool(r->route), &job->work) == 0) {
+            dreq(r)->job = &job->work;
             return;
         }
         weft_timers_cancel(r->loop->timers, &r->queue_timer);
@@ -353,7 +370,7 @@ static void run_pool(weft_req *r)
 static weft_dispatch policy_of(const weft_route *route)
 {
     weft_dispatch d = route->cfg->dispatch;
-    if (d == WEFT_DISPATCH_AUTO && route->adapt == NULL)
+    if (d == WEFT_DISPATCH_AUTO && weft_route_auto(route) == NULL)
         return WEFT_DISPATCH_REACTIVE;
     return d;
 }
@@ -383,19 +400,19 @@ static void on_start_later(h2o_timer_t *e)
         weft_dispatch_cancel(r, WEFT_CANCEL_CLIENT);
         return;
     }
-    r->start_later = NULL;
+    dreq(r)->start_later = NULL;
     weft_dispatch_start(r);
 }
 
 /* 1 when `r` had not started yet: it never will. */
 static int drop_start_later(weft_req *r)
 {
-    start_later *sl = r->start_later;
+    start_later *sl = dreq(r)->start_later;
     if (sl == NULL)
         return 0;
     if (h2o_timer_is_linked(&sl->entry))
         h2o_timer_unlink(&sl->entry);
-    r->start_later = NULL;
+    dreq(r)->start_later = NULL;
     return 1;
 }
 
@@ -410,7 +427,7 @@ void weft_dispatch_start_multiplexed(weft_req *r)
      * reads included: by then h2o has parsed the resets. */
     *sl = (start_later){.r = r};
     h2o_timer_init(&sl->entry, on_start_later);
-    r->start_later = sl;
+    dreq(r)->start_later = sl;
     h2o_timer_link(r->loop->ctx.loop, 0, &sl->entry);
 }
 
@@ -421,7 +438,7 @@ void weft_dispatch_cancel(weft_req *r, int reason)
      * the request, which must then complete only once this returns. */
     slice_begin(r, &s);
     if (weft_req_cancel(r, reason) &&
-        (drop_start_later(r) || (r->job != NULL && weft_workpool_cancel(r->route->pool, r->job) == 0)))
+        (drop_start_later(r) || (dreq(r)->job != NULL && weft_workpool_cancel(weft_route_pool(r->route), dreq(r)->job) == 0)))
         finish(r, WEFT_CANCELLED); /* never ran: nothing else will finish it */
     slice_end(r, &s);
 }
@@ -430,7 +447,7 @@ void weft_dispatch_start(weft_req *r)
 {
     if (r->start_ns == 0) /* unless the caller read the clock already */
         r->start_ns = weft_now_ns();
-    if (r->route->quarantine != NULL) {
+    if (r->route->quarantined) {
         /* Its plugin build crashed the server: the rest serves, this waits
          * for the operator (weft quarantine clear, or another build). */
         weft_request_res_status(r, 503);
@@ -463,14 +480,15 @@ static int coro_setup(weft_loop *L)
      * report of a stack overflow is lost. */
     if (weft_coro_thread_init() != 0)
         weft_log_warn("loop %d: no coroutine overflow reporter: %s", L->index, strerror(errno));
-    L->coros = weft_coro_pool_new(coro_stack_size, 256); /* and up to the recent peak: coro.h */
-    return L->coros != NULL ? 0 : -1;
+    weft_coro_pool *p = weft_coro_pool_new(coro_stack_size, 256); /* and up to the recent peak: coro.h */
+    weft_loop_set(L, coros_slot, p);
+    return p != NULL ? 0 : -1;
 }
 
 static void coro_teardown(weft_loop *L)
 {
-    weft_coro_pool_free(L->coros);
-    L->coros = NULL;
+    weft_coro_pool_free(coros_of(L));
+    weft_loop_set(L, coros_slot, NULL);
     weft_coro_thread_cleanup();
 }
 
@@ -478,7 +496,7 @@ static void coro_teardown(weft_loop *L)
  * over a few seconds without a pause in serving. */
 static void coro_tick(weft_loop *L)
 {
-    if (weft_coro_pool_trim(L->coros, 256) > 0)
+    if (weft_coro_pool_trim(coros_of(L), 256) > 0)
         coro_gauges(L);
 }
 

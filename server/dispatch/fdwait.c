@@ -200,10 +200,9 @@ int weft_fdwait_fd_wait(weft_req *r, int fd, unsigned events, int timeout_ms, un
     }
     if (quick(r, fd, events, timeout_ms, &rc, revents))
         return rc;
-    if (r->exec == WEFT_EXEC_LOOP) {
-        /* A reactive handler asked to block: honour it, as sleep_ms does;
-         * the blocked-loop detector names the route. */
-        return poll_fd(r, fd, events, timeout_ms < 0 ? -1 : timeout_ms, revents);
+    if (weft_await_refused(r, "fd_wait()", "fd_wait_async()")) {
+        *revents = 0;
+        return WEFT_ERROR;
     }
     /* A worker too waits on the loop (it sleeps meanwhile): that is where a
      * cancelled request ends the wait. `w` lives on the caller's stack. */

@@ -33,10 +33,8 @@ static void start(weft_await *a)
 
 int weft_flush_res_flush(weft_req *r)
 {
-    if (r->exec == WEFT_EXEC_LOOP) {
-        weft_log_error("%s: res_flush() called from a reactive handler; use res_flush_async()", r->route->label);
+    if (weft_await_refused(r, "res_flush()", "res_flush_async()"))
         return WEFT_ERROR;
-    }
     /* A stream under `pool` holds its worker as long as its client reads:
      * the worker is lent, or the stream refused. */
     if (weft_dispatch_long_lived(r) != 0)
@@ -53,9 +51,9 @@ static void complete(weft_await *a)
 
 void weft_flush_res_flush_async(weft_req *r, weft_callback cb, void *arg)
 {
-    flush_wait *w = r->exec == WEFT_EXEC_LOOP ? weft_req_alloc(r, sizeof(*w)) : NULL;
+    flush_wait *w = weft_await_reactive(r) ? weft_req_alloc(r, sizeof(*w)) : NULL;
     if (w == NULL) {
-        if (r->exec != WEFT_EXEC_LOOP)
+        if (!weft_await_reactive(r))
             weft_log_error("%s: res_flush_async() outside a reactive handler; use res_flush()", r->route->label);
         cb(r, arg, WEFT_ERROR);
         return;

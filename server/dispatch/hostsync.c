@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "dispatch/await.h"
 #include "dispatch/coro.h"
 #include "dispatch/dispatch.h"
 #include "request/route.h"
@@ -13,80 +14,47 @@
 #include "request/cancel.h"
 #include "request/request.h"
 
-static void sleep_thread(uint32_t ms)
+/* A sleep is a timer on the request's loop, waited for under every policy
+ * by dispatch/await.c; a cancellation stops the timer and ends the wait. */
+typedef struct sleep_op {
+    weft_await a; /* first: the await's callbacks get it back as a sleep_op */
+    weft_timer timer;
+    uint32_t ms;
+    weft_callback cb; /* sleep_async */
+    void *arg;
+} sleep_op;
+
+static void on_sleep_timer(weft_timer *t) { weft_await_done(&H2O_STRUCT_FROM_MEMBER(sleep_op, timer, t)->a, WEFT_OK); }
+
+static void start_sleep(weft_await *a)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
+    sleep_op *s = (sleep_op *)a;
+    if (weft_timers_add(a->r->loop->timers, &s->timer, s->ms, on_sleep_timer) != 0)
+        weft_await_done(a, WEFT_UNAVAILABLE); /* out of memory: the handler answers 503, the process lives */
 }
 
-/* A coroutine's one wait at a time: what it waits for and how it ended. */
-typedef struct coro_wait {
-    weft_wait super;
-    weft_req *r;
-    int rc;
-} coro_wait;
-
-static void on_coro_timer(weft_timer *t)
+static void cancel_sleep(weft_await *a)
 {
-    weft_req *r = H2O_STRUCT_FROM_MEMBER(weft_req, timer, t);
-    weft_dispatch_resume(r);
+    sleep_op *s = (sleep_op *)a;
+    weft_timers_cancel(a->r->loop->timers, &s->timer);
+    weft_await_done(a, WEFT_CANCELLED);
 }
 
-static void cancel_coro_sleep(weft_wait *w)
+static void sleep_complete(weft_await *a)
 {
-    coro_wait *cw = (coro_wait *)w;
-    weft_timers_cancel(cw->r->loop->timers, &cw->r->timer);
-    cw->rc = WEFT_CANCELLED;
-    weft_dispatch_resume(cw->r);
+    sleep_op *s = (sleep_op *)a;
+    weft_dispatch_callback(a->r, s->cb, s->arg, a->rc);
 }
 
 int weft_hostsync_sleep_ms(weft_req *r, uint32_t ms)
 {
     if (weft_req_cancelled(r))
         return WEFT_CANCELLED;
-    switch (r->exec) {
-    case WEFT_EXEC_WORKER:
-        return weft_req_worker_sleep(r, ms);
-    case WEFT_EXEC_COROUTINE: {
-        if (weft_timers_add(r->loop->timers, &r->timer, ms, on_coro_timer) != 0)
-            return WEFT_UNAVAILABLE; /* out of memory: the handler answers 503, the process lives */
-        /* `w` lives on the coroutine's stack, which stays put while it sleeps. */
-        coro_wait w = {.r = r, .rc = WEFT_OK};
-        weft_req_wait_add(r, &w.super, cancel_coro_sleep);
-        weft_coro_yield();
-        weft_req_wait_remove(r, &w.super);
-        return w.rc;
-    }
-    case WEFT_EXEC_LOOP:
-        break;
-    }
-    /* A reactive handler asked to block: honour it (the blocked-loop detector
-     * will name the route) rather than fail in a way that hides the mistake. */
-    sleep_thread(ms);
-    return WEFT_OK;
-}
-
-typedef struct async_sleep {
-    weft_wait wait;
-    weft_timer timer;
-    weft_req *r;
-    weft_callback cb;
-    void *arg;
-} async_sleep;
-
-static void on_async_timer(weft_timer *t)
-{
-    async_sleep *s = H2O_STRUCT_FROM_MEMBER(async_sleep, timer, t);
-    weft_req_wait_remove(s->r, &s->wait);
-    weft_dispatch_callback(s->r, s->cb, s->arg, WEFT_OK);
-}
-
-static void cancel_async_sleep(weft_wait *w)
-{
-    async_sleep *s = H2O_STRUCT_FROM_MEMBER(async_sleep, wait, w);
-    weft_timers_cancel(s->r->loop->timers, &s->timer);
-    weft_dispatch_callback(s->r, s->cb, s->arg, WEFT_CANCELLED);
+    if (weft_await_refused(r, "sleep_ms()", "sleep_async()"))
+        return WEFT_ERROR;
+    /* `s` lives on the waiter's stack, which stays put while it sleeps. */
+    sleep_op s = {.a = {.r = r, .start = start_sleep, .cancel = cancel_sleep}, .ms = ms};
+    return weft_await_block(&s.a);
 }
 
 void weft_hostsync_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void *arg)
@@ -95,16 +63,16 @@ void weft_hostsync_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void 
         cb(r, arg, WEFT_CANCELLED);
         return;
     }
-    async_sleep *s = weft_req_alloc(r, sizeof(*s));
+    sleep_op *s = weft_req_alloc(r, sizeof(*s));
     if (s == NULL) {
         cb(r, arg, WEFT_ERROR);
         return;
     }
-    *s = (async_sleep){.r = r, .cb = cb, .arg = arg};
-    if (weft_timers_add(r->loop->timers, &s->timer, ms, on_async_timer) != 0)
-        cb(r, arg, WEFT_UNAVAILABLE);
-    else
-        weft_req_wait_add(r, &s->wait, cancel_async_sleep);
+    *s = (sleep_op){.a = {.r = r, .start = start_sleep, .cancel = cancel_sleep, .complete = sleep_complete},
+                    .ms = ms,
+                    .cb = cb,
+                    .arg = arg};
+    weft_await_async(&s->a);
 }
 
 /*
@@ -273,7 +241,7 @@ int weft_hostsync_mutex_lock(weft_req *r, weft_mutex *m)
     }
     /* Blocking the loop here could deadlock: the holder may need this very
      * loop to run before it can unlock. */
-    weft_log_error("%s: mutex_lock() called from a reactive handler; use mutex_lock_async()", r->route->label);
+    weft_await_refused(r, "mutex_lock()", "mutex_lock_async()");
     return WEFT_ERROR;
 }
 

@@ -12,6 +12,8 @@
 #include "base/signals.h"
 #include "dispatch/coro.h"
 
+WEFT_ROUTE_SLOT(weft_workpool_route_slot)
+
 struct weft_workpool {
     char *name;
     pthread_mutex_t mu;

@@ -9,12 +9,19 @@
 
 #include <stddef.h>
 
+#include "request/route.h"
+
 typedef struct weft_work {
     struct weft_work *next, *prev;
     void (*run)(struct weft_work *w); /* on a worker thread; touches no loop state */
 } weft_work;
 
 typedef struct weft_workpool weft_workpool;
+
+/* The pool that runs a route (dispatch == pool, or auto with a blocking-style handle); NULL for none. */
+extern int weft_workpool_route_slot;
+static inline weft_workpool *weft_route_pool(const weft_route *rt) { return weft_route_get(rt, weft_workpool_route_slot); }
+static inline void weft_route_set_pool(weft_route *rt, weft_workpool *p) { weft_route_set(rt, weft_workpool_route_slot, p); }
 
 /**
  * A pool of up to `size` threads, started as work needs them (plus those

@@ -56,7 +56,7 @@ static void close_conn(weft_loop *L, h2o_req_t *req, budget *b, const char *why,
 int weft_abuse_request_start(weft_loop *L, h2o_req_t *req, weft_conn *c, uint64_t now)
 {
     (void)now;
-    const weft_config *cfg = L->gen->cfg;
+    const weft_config *cfg = weft_generation_of_loop(L)->cfg;
     budget *b = budget_of(c);
     if (b == NULL)
         return -1; /* fail closed: a request weft cannot account is not served */
@@ -80,9 +80,9 @@ void weft_abuse_request_end(weft_conn *c)
 
 void weft_abuse_reset(weft_loop *L, h2o_req_t *req)
 {
-    if (L == NULL || L->gen == NULL)
+    if (L == NULL || weft_generation_of_loop(L) == NULL)
         return; /* a loop tearing down frees its streams: no budget to keep */
-    const weft_config *cfg = L->gen->cfg;
+    const weft_config *cfg = weft_generation_of_loop(L)->cfg;
     uint64_t now = weft_now_ns(), window = (uint64_t)cfg->limits.reset_window_ms * 1000000u;
     if (window == 0)
         return;

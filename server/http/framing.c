@@ -122,7 +122,7 @@ static const char *decoded_too_large(const h2o_req_t *req, const weft_config *cf
 
 int weft_framing_check(h2o_req_t *req)
 {
-    const weft_config *cfg = weft_loop_current->gen->cfg;
+    const weft_config *cfg = weft_generation_of_loop(weft_loop_current)->cfg;
     const char *too_large = decoded_too_large(req, cfg);
     if (too_large != NULL)
         return refuse(req, 431, too_large);

@@ -170,7 +170,7 @@ static void complete(weft_req *r)
         else
             weft_respond_req(link->req, r);
     }
-    weft_generation *g = r->route->gen;
+    weft_generation *g = weft_route_gen(r->route);
     weft_req_trace_end(r, cancelled == WEFT_CANCEL_CLIENT ? 499 : cancelled == WEFT_CANCEL_DEADLINE ? 504 : r->status);
     uint64_t now = weft_now_ns();
     weft_abuse_request_end(r->conn);
@@ -261,7 +261,7 @@ static void early(h2o_req_t *req, int status, const char *message)
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     weft_loop *L = weft_loop_current;
-    weft_generation *g = L->gen;
+    weft_generation *g = weft_generation_of_loop(L);
     /* Who the client is, first: every answer's access log line names it. */
     weft_conn *conn = weft_conn_of(weft_h2o_req_socket(req));
     weft_client client;

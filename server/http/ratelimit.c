@@ -27,6 +27,9 @@ static int same_cfg(const weft_ratelimit_cfg *a, const weft_ratelimit_cfg *b)
     return a->per == b->per && a->requests == b->requests && a->per_s == b->per_s && a->burst == b->burst;
 }
 
+/* The route's limiter, found by path at its first request in a generation. */
+static WEFT_ROUTE_SLOT(rl_slot)
+
 static struct weft_ratelimit *limit_for(const weft_route_cfg *rc, size_t capacity)
 {
     if (rc->rate_limit.per == WEFT_RL_CLIENT && weft_rl_table_init(capacity) != 0)
@@ -77,13 +80,14 @@ int weft_ratelimit_refuse(h2o_req_t *req, weft_route *route, const uint8_t key[1
     const weft_ratelimit_cfg *c = &route->cfg->rate_limit;
     if (c->per == WEFT_RL_NONE)
         return 0;
-    struct weft_ratelimit *l = atomic_load_explicit(&route->ratelimit, memory_order_acquire);
+    /* Any loop may be first: the slot is read and set atomically. */
+    struct weft_ratelimit *l = __atomic_load_n((struct weft_ratelimit **)&route->slots[rl_slot], __ATOMIC_ACQUIRE);
     if (l == NULL) {
         /* The route's first request in this generation. Without memory the
          * route serves unlimited rather than not at all. */
         if ((l = limit_for(route->cfg, capacity)) == NULL)
             return 0;
-        atomic_store_explicit(&route->ratelimit, l, memory_order_release);
+        __atomic_store_n((struct weft_ratelimit **)&route->slots[rl_slot], l, __ATOMIC_RELEASE);
     }
     weft_rl_rate rate = {.interval_ns = (uint64_t)c->per_s * 1000000000u / (uint64_t)c->requests};
     if (rate.interval_ns == 0)

@@ -40,17 +40,17 @@ static json_t *status_json(const weft_generation *g)
         char methods[128];
         weft_methods_format(r->cfg->methods, methods, sizeof(methods));
         json_t *jr = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "path", r->cfg->path, "methods",
-                               r->cfg->methods == WEFT_M_ALL ? "*" : methods, "plugin", r->module->name,
-                               "plugin_version", r->module->desc.version ? r->module->desc.version : "?",
-                               "plugin_load", (int)r->module->seq, "dispatch", weft_dispatch_name(r->cfg->dispatch));
+                               r->cfg->methods == WEFT_M_ALL ? "*" : methods, "plugin", weft_route_module(r)->name,
+                               "plugin_version", weft_route_module(r)->desc.version ? weft_route_module(r)->desc.version : "?",
+                               "plugin_load", (int)weft_route_module(r)->seq, "dispatch", weft_dispatch_name(r->cfg->dispatch));
         if (r->cfg->pool != NULL)
             json_object_set_new(jr, "pool", json_string(r->cfg->pool));
         /* Routes come from the main file or a fragment: say which line. */
         json_object_set_new(jr, "source", json_sprintf("%s:%d", r->cfg->file, r->cfg->line));
-        if (r->quarantine != NULL)
+        if (r->quarantined)
             json_object_set_new(jr, "quarantined", json_true());
         json_object_set_new(jr, "timeout_ms", json_integer(r->cfg->timeout_ms));
-        if (r->adapt != NULL) {
+        if (weft_route_auto(r) != NULL) {
             weft_auto_info ai;
             weft_auto_info_get(r, &ai);
             json_t *ja = json_pack("{s:s, s:b, s:I, s:I, s:I}", "policy", weft_dispatch_name(ai.policy), "pinned",
@@ -139,7 +139,7 @@ static int on_admin_req(h2o_handler_t *self, h2o_req_t *req)
     h2o_iovec_t path = req->path_normalized;
     if (h2o_memis(path.base, path.len, H2O_STRLIT("/status"))) {
         if (weft_respond_method_ok(req, "GET, HEAD"))
-            send_json(req, 200, status_json(weft_loop_current->gen));
+            send_json(req, 200, status_json(weft_generation_of_loop(weft_loop_current)));
         return 0;
     }
     if (h2o_memis(path.base, path.len, H2O_STRLIT("/reload"))) {
@@ -209,7 +209,7 @@ static int token_equal(const char *a, size_t alen, const char *b, size_t blen)
  */
 int weft_admin_guard(h2o_req_t *req)
 {
-    const weft_config *cfg = weft_loop_current->gen->cfg;
+    const weft_config *cfg = weft_generation_of_loop(weft_loop_current)->cfg;
     if (!trusted_host(cfg, req->authority.base, req->authority.len)) {
         weft_respond_text(req, 403, "forbidden: the admin listener answers only to a loopback Host or one in "
                                     "admin.allowed_hosts");

@@ -55,11 +55,11 @@ static void on_fatal(int sig, const siginfo_t *info, const char *what)
     }
     const weft_req *r = weft_dispatch_running;
     const weft_route *rt = r != NULL ? r->route : NULL;
-    if (rt != NULL && rt->module != NULL) {
+    if (rt != NULL && weft_route_module(rt) != NULL) {
         weft_quarantine q = {.since = time(NULL)};
-        copy(q.plugin, sizeof(q.plugin), rt->module->name);
-        copy(q.version, sizeof(q.version), rt->module->desc.version != NULL ? rt->module->desc.version : "?");
-        copy(q.sha256, sizeof(q.sha256), rt->module->sha256);
+        copy(q.plugin, sizeof(q.plugin), weft_route_module(rt)->name);
+        copy(q.version, sizeof(q.version), weft_route_module(rt)->desc.version != NULL ? weft_route_module(rt)->desc.version : "?");
+        copy(q.sha256, sizeof(q.sha256), weft_route_module(rt)->sha256);
         copy(q.signal, sizeof(q.signal), what != NULL ? what : signame != NULL ? signame : "a fatal signal");
         copy(q.route, sizeof(q.route), rt->cfg->path);
         copy(q.dispatch, sizeof(q.dispatch), weft_dispatch_name(rt->cfg->dispatch));

@@ -142,14 +142,14 @@ static void route_policy_metrics(FILE *f, const weft_generation *gen)
         const weft_route *r = &gen->routes[i];
         weft_dispatch now = r->cfg->dispatch;
         weft_auto_info ai;
-        if (r->adapt != NULL) {
+        if (weft_route_auto(r) != NULL) {
             weft_auto_info_get(r, &ai);
             now = ai.policy;
         } else if (now == WEFT_DISPATCH_AUTO) {
             now = WEFT_DISPATCH_REACTIVE; /* handle_async only */
         }
         for (size_t k = 0; k < 3; k++) {
-            if (shown[k] != now && (r->adapt == NULL || shown[k] == WEFT_DISPATCH_REACTIVE))
+            if (shown[k] != now && (weft_route_auto(r) == NULL || shown[k] == WEFT_DISPATCH_REACTIVE))
                 continue;
             fputs("weft_route_policy{route=\"", f);
             weft_stats_write_escaped(f, r->cfg->path);
@@ -161,7 +161,7 @@ static void route_policy_metrics(FILE *f, const weft_generation *gen)
     for (size_t i = 0; i < gen->n_routes; i++) {
         const weft_route *r = &gen->routes[i];
         weft_auto_info ai = {0};
-        if (r->adapt != NULL)
+        if (weft_route_auto(r) != NULL)
             weft_auto_info_get(r, &ai);
         fputs("weft_route_policy_changes_total{route=\"", f);
         weft_stats_write_escaped(f, r->cfg->path);
@@ -171,7 +171,7 @@ static void route_policy_metrics(FILE *f, const weft_generation *gen)
                             "Probe requests of demoted auto routes run on a coroutine, by outcome.");
     for (size_t i = 0; i < gen->n_routes; i++) {
         const weft_route *r = &gen->routes[i];
-        if (r->adapt == NULL)
+        if (weft_route_auto(r) == NULL)
             continue;
         weft_auto_info ai;
         weft_auto_info_get(r, &ai);

@@ -82,7 +82,7 @@ static void on_probe_result(void *arg, int rc, PGresult *res)
 static void ready(h2o_req_t *req)
 {
     weft_loop *L = weft_loop_current;
-    const weft_generation *g = L->gen;
+    const weft_generation *g = weft_generation_of_loop(L);
     json_t *checks = json_array();
     json_t *conf = json_pack("{s:I, s:s}", "generation", (json_int_t)g->id, "file", g->cfg->path);
     /* Still ready (everything else serves), but say which drop-ins are out. */
@@ -113,7 +113,7 @@ static void ready(h2o_req_t *req)
 
 static int answer(h2o_req_t *req, int listener)
 {
-    const weft_config *cfg = weft_loop_current->gen->cfg;
+    const weft_config *cfg = weft_generation_of_loop(weft_loop_current)->cfg;
     h2o_iovec_t path = req->path_normalized;
     int metrics = cfg->observability.metrics == listener && h2o_memis(path.base, path.len, H2O_STRLIT("/metrics"));
     int live = cfg->observability.health == listener && h2o_memis(path.base, path.len, H2O_STRLIT("/health/live"));
@@ -124,7 +124,7 @@ static int answer(h2o_req_t *req, int listener)
         return 1;
     if (metrics) {
         size_t len = 0;
-        char *text = weft_metrics_render(weft_loop_current->gen, &len);
+        char *text = weft_metrics_render(weft_generation_of_loop(weft_loop_current), &len);
         if (text == NULL) {
             weft_respond_text(req, 503, "out of memory");
             return 1;

@@ -60,9 +60,8 @@ static int run_batch(weft_req *r, size_t n, const weft_http_request *rqs, weft_h
 {
     for (size_t i = 0; i < n; i++)
         res[i] = NULL;
-    if (r->exec == WEFT_EXEC_LOOP) {
+    if (weft_await_refused(r, "http_fetch()", "http_fetch_async()")) {
         /* Blocking the loop would deadlock: the loop is what runs the call. */
-        weft_log_error("%s: http_fetch() called from a reactive handler; use http_fetch_async()", r->route->label);
         for (size_t i = 0; i < n; i++)
             res[i] = weft_http_response_error(WEFT_HTTP_BAD_REQUEST, "http_fetch() in a reactive handler");
         return WEFT_ERROR;

@@ -82,9 +82,11 @@ static SSL_CTX *client_tls(const char *host, const char *ca_file, const char **w
 
 static void on_kick(weft_timer *t);
 
+WEFT_LOOP_SLOT(outbound_slot) /* the loop's weft_outbound */
+
 weft_upstream *weft_upstream_get(weft_loop *L, const weft_fetch *f, const char **why)
 {
-    weft_outbound *o = L->outbound;
+    weft_outbound *o = weft_loop_get(L, outbound_slot);
     for (weft_upstream *u = o->upstreams; u != NULL; u = u->next)
         if (u->port == f->port && u->is_ssl == f->is_ssl && strcmp(u->host, f->host) == 0 && same(u->ca_file, f->ca_file))
             return u;
@@ -185,7 +187,7 @@ static int outbound_setup(weft_loop *L)
     if (o == NULL)
         return -1;
     h2o_multithread_register_receiver(L->queue, &o->getaddr, h2o_hostinfo_getaddr_receiver);
-    L->outbound = o;
+    weft_loop_set(L, outbound_slot, o);
     return 0;
 }
 
@@ -213,7 +215,7 @@ static void close_http2_connections(weft_loop *L, weft_outbound *o)
 /* After the loop drained: no call runs, only idle pooled connections. */
 static void outbound_teardown(weft_loop *L)
 {
-    weft_outbound *o = L->outbound;
+    weft_outbound *o = weft_loop_get(L, outbound_slot);
     if (o == NULL)
         return;
     close_http2_connections(L, o);
@@ -229,7 +231,7 @@ static void outbound_teardown(weft_loop *L)
     }
     h2o_multithread_unregister_receiver(L->queue, &o->getaddr);
     free(o);
-    L->outbound = NULL;
+    weft_loop_set(L, outbound_slot, NULL);
 }
 
 static const weft_loop_hook outbound_hook = {.setup = outbound_setup, .teardown = outbound_teardown};

@@ -23,6 +23,8 @@
 #include "base/trust.h"
 #include "plugin/elfcheck.h"
 
+WEFT_ROUTE_SLOT(weft_module_route_slot)
+
 int weft_descriptor_check(const void *desc, size_t size_avail, const char *expected_name, char *why, size_t size)
 {
     const weft_plugin *d = desc;

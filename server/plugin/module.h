@@ -12,6 +12,7 @@
 #include <weft/plugin.h>
 
 #include "base/errors.h"
+#include "request/route.h"
 
 /** Descriptor bytes of ABI 1: everything up to and including handle_async. */
 #define WEFT_PLUGIN_MIN_SIZE (offsetof(weft_plugin, handle_async) + sizeof(void *))
@@ -34,6 +35,11 @@ typedef struct weft_module {
     weft_plugin desc;
     atomic_int refs;
 } weft_module;
+
+/* The module a route's plugin came from (the owner of its desc); NULL before it loaded. */
+extern int weft_module_route_slot;
+static inline weft_module *weft_route_module(const weft_route *rt) { return weft_route_get(rt, weft_module_route_slot); }
+static inline void weft_route_set_module(weft_route *rt, weft_module *m) { weft_route_set(rt, weft_module_route_slot, m); }
 
 /**
  * Checks a descriptor the way the loader does: magic, ABI, size, name.

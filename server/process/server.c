@@ -52,14 +52,14 @@ static struct {
 static int gen_setup(weft_loop *L)
 {
     weft_generation_retain(proc.first);
-    L->gen = proc.first;
+    weft_generation_set_loop(L, proc.first);
     return 0;
 }
 
 static void gen_teardown(weft_loop *L)
 {
-    weft_generation_release(L->gen);
-    L->gen = NULL;
+    weft_generation_release(weft_generation_of_loop(L));
+    weft_generation_set_loop(L, NULL);
 }
 
 static const weft_loop_hook gen_hook = {.setup = gen_setup, .teardown = gen_teardown};
@@ -69,7 +69,8 @@ static const weft_loop_hook gen_hook = {.setup = gen_setup, .teardown = gen_tear
 static const weft_config *serving_config(void)
 {
     weft_loop *L = weft_loop_current;
-    return L != NULL && L->gen != NULL ? L->gen->cfg : NULL;
+    const weft_generation *g = L != NULL ? weft_generation_of_loop(L) : NULL;
+    return g != NULL ? g->cfg : NULL;
 }
 
 /* Handlers run in registration order and built-in endpoints decline what is

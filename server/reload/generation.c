@@ -16,6 +16,10 @@
 #include "dispatch/auto.h"
 #include "dispatch/workpool.h"
 
+WEFT_ROUTE_SLOT(weft_generation_route_slot)
+int weft_generation_loop_slot = -1;
+__attribute__((constructor)) static void take_loop_slot(void) { weft_generation_loop_slot = weft_loop_slot_new(); }
+
 /* The plugin's load() with its plugins.NAME options, before any route's init. */
 static int load_plugin(weft_generation *g, size_t i, weft_errors *errs)
 {
@@ -86,7 +90,7 @@ static const weft_quarantine *quarantine_of(const weft_generation *g, const weft
  * and what would work instead. */
 static int check_entry_points(const weft_route *r, weft_errors *errs)
 {
-    const weft_plugin *d = &r->module->desc;
+    const weft_plugin *d = &weft_route_module(r)->desc;
     const weft_route_cfg *rc = r->cfg;
     int needs_async = rc->dispatch == WEFT_DISPATCH_REACTIVE;
     /* auto takes either (module.c refuses a plugin with neither) */
@@ -126,8 +130,8 @@ static void destroy(weft_generation *g, int keep_cfg)
     weft_dbpool_free(g->dbpool);
     for (size_t i = 0; i < g->n_routes; i++) {
         weft_route *r = &g->routes[i];
-        if (r->initialised && r->module->desc.fini != NULL)
-            r->module->desc.fini(r->state);
+        if (r->initialised && weft_route_module(r)->desc.fini != NULL)
+            weft_route_module(r)->desc.fini(r->state);
     }
     for (size_t i = 0; i < g->n_modules; i++) {
         if (g->loaded[i] && g->modules[i]->desc.unload != NULL)
@@ -211,7 +215,7 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
     for (size_t i = 0; i < cfg->n_routes; i++) {
         weft_route *r = &g->routes[g->n_routes];
         r->cfg = &cfg->routes[i];
-        r->gen = g;
+        weft_route_set(r, weft_generation_route_slot, g);
         r->db_cfg = &cfg->database;
         r->ws_cfg = &cfg->websocket;
         char why[512];
@@ -231,20 +235,22 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         void *plugin_state = NULL;
         struct weft_ptimers *timers = NULL;
         size_t loading = errs->count;
-        if ((r->module = module_for(g, r->cfg->plugin, &plugin_state, &timers, errs)) == NULL) {
+        weft_module *m = module_for(g, r->cfg->plugin, &plugin_state, &timers, errs);
+        weft_route_set_module(r, m);
+        if (m == NULL) {
             own_messages(cfg, r->cfg, errs, loading);
             /* Name the route too: the operator needs to know which line to fix. */
             weft_errors_add(errs, "%s:%d: route %s: plugin '%s' could not be loaded (see above)", r->cfg->file,
                             r->cfg->line, r->cfg->path, r->cfg->plugin);
             continue;
         }
-        r->desc = &r->module->desc;
-        snprintf(r->label, sizeof(r->label), "route %s (plugin %s %s)", r->cfg->path, r->module->name,
-                 r->module->desc.version ? r->module->desc.version : "?");
+        r->desc = &m->desc;
+        snprintf(r->label, sizeof(r->label), "route %s (plugin %s %s)", r->cfg->path, m->name,
+                 m->desc.version ? m->desc.version : "?");
         if (check_entry_points(r, errs) != 0)
             continue;
         /* Its code killed the server: none of it runs until the operator says so. */
-        if ((r->quarantine = quarantine_of(g, r->module)) != NULL)
+        if ((r->quarantined = quarantine_of(g, m) != NULL) != 0)
             continue;
         weft_route_init_run(r, &weft_host_table, plugin_state, timers, errs);
     }
@@ -261,14 +267,18 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
             weft_errors_add(errs, "%s: database: out of memory", cfg->path);
         for (size_t i = 0; i < g->n_routes; i++) {
             weft_route *r = &g->routes[i];
-            r->dbpool = g->dbpool;
+            weft_route_set_dbpool(r, g->dbpool);
             r->stat_slot = weft_stats_slot(r->cfg->path, weft_dispatch_name(r->cfg->dispatch));
             /* auto moves a blocking-style handler between coroutine and its pool;
              * its state outlives the generation (keyed by path: dispatch/auto.h) */
             int moves = r->cfg->dispatch == WEFT_DISPATCH_AUTO && r->desc->handle != NULL;
-            if (moves && (r->adapt = weft_auto_for(r->cfg->path)) == NULL)
+            if (moves)
+                weft_route_set_auto(r, weft_auto_for(r->cfg->path));
+            if (moves && weft_route_auto(r) == NULL)
                 weft_errors_add(errs, "%s:%d: route %s: out of memory", r->cfg->file, r->cfg->line, r->cfg->path);
-            if ((r->cfg->dispatch == WEFT_DISPATCH_POOL || moves) && (r->pool = pool_for(g, r->cfg->pool)) == NULL)
+            if (r->cfg->dispatch == WEFT_DISPATCH_POOL || moves)
+                weft_route_set_pool(r, pool_for(g, r->cfg->pool));
+            if ((r->cfg->dispatch == WEFT_DISPATCH_POOL || moves) && weft_route_pool(r) == NULL)
                 weft_errors_add(errs, "%s:%d: route %s: cannot start worker pool '%s'", r->cfg->file, r->cfg->line,
                                 r->cfg->path, r->cfg->pool);
         }

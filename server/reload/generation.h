@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "base/errors.h"
+#include "core/loop.h"
 #include "plugin/module.h"
 #include "config/router.h"
 #include "request/route.h"
@@ -77,5 +78,17 @@ void weft_generation_build_statics(weft_generation *g, int check_only, weft_erro
 void weft_generation_free_statics(weft_generation *g);
 /** Destroys a generation whose last reference is gone. */
 void weft_generation_destroy(weft_generation *g);
+
+/* The generation a loop serves: a loop slot of this layer's, set by the
+ * process's per-loop hook and swapped by reload/ on the loop's thread. */
+extern int weft_generation_loop_slot;
+/* The generation a route belongs to (a route slot of this layer's). */
+extern int weft_generation_route_slot;
+static inline weft_generation *weft_route_gen(const weft_route *rt) { return weft_route_get(rt, weft_generation_route_slot); }
+static inline weft_generation *weft_generation_of_loop(const weft_loop *L)
+{
+    return weft_loop_get(L, weft_generation_loop_slot);
+}
+static inline void weft_generation_set_loop(weft_loop *L, weft_generation *g) { weft_loop_set(L, weft_generation_loop_slot, g); }
 
 #endif

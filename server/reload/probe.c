@@ -103,17 +103,17 @@ static int probe_routes(weft_config *cfg, const char *const *names, int n_names)
         }
         if (mods[k]->desc.load != NULL && !loaded[k])
             continue;
-        r->module = mods[k];
-        r->desc = &r->module->desc;
-        mark("init", i, r->module->desc.version);
+        weft_route_set_module(r, mods[k]);
+        r->desc = &weft_route_module(r)->desc;
+        mark("init", i, weft_route_module(r)->desc.version);
         if (weft_route_init_run(r, &weft_host_table, states[k], timers[k], &errs) != 0)
             refused[k] = 1;
     }
     for (size_t i = cfg->n_routes; i-- > 0;) {
         weft_route *r = &routes[i];
-        if (r->initialised && r->module->desc.fini != NULL) {
-            mark("fini", i, r->module->desc.version);
-            r->module->desc.fini(r->state);
+        if (r->initialised && weft_route_module(r)->desc.fini != NULL) {
+            mark("fini", i, weft_route_module(r)->desc.version);
+            weft_route_module(r)->desc.fini(r->state);
         }
     }
     for (size_t k = 0; k < n_mods; k++)

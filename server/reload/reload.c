@@ -78,26 +78,26 @@ static void log_diff(const weft_generation *old, const weft_generation *cur)
             weft_log_info("reload: route %s added (plugin %s, dispatch=%s)", r->cfg->path, r->cfg->plugin,
                           weft_dispatch_name(r->cfg->dispatch));
             added++;
-        } else if (o->module != r->module || o->cfg->dispatch != r->cfg->dispatch ||
+        } else if (weft_route_module(o) != weft_route_module(r) || o->cfg->dispatch != r->cfg->dispatch ||
                    strcmp(o->cfg->plugin, r->cfg->plugin) != 0 ||
                    (o->cfg->pool && r->cfg->pool && strcmp(o->cfg->pool, r->cfg->pool) != 0)) {
             weft_log_info("reload: route %s changed: plugin %s #%u -> %s %s #%u, dispatch %s -> %s", r->cfg->path,
-                          o->module->name, o->module->seq, r->module->name,
-                          r->module->desc.version ? r->module->desc.version : "?", r->module->seq,
+                          weft_route_module(o)->name, weft_route_module(o)->seq, weft_route_module(r)->name,
+                          weft_route_module(r)->desc.version ? weft_route_module(r)->desc.version : "?", weft_route_module(r)->seq,
                           weft_dispatch_name(o->cfg->dispatch), weft_dispatch_name(r->cfg->dispatch));
             changed++;
         } else if (!weft_setting_equal(o->cfg->options, r->cfg->options)) {
             /* Same code, new options: still a change the operator made. */
             weft_log_info("reload: route %s changed: options (plugin %s #%u re-initialised)", r->cfg->path,
-                          r->module->name, r->module->seq);
+                          weft_route_module(r)->name, weft_route_module(r)->seq);
             changed++;
         } else if (weft_route_settings_diff(o->cfg, r->cfg, settings, sizeof(settings)) > 0) {
             weft_log_info("reload: route %s changed: %s", r->cfg->path, settings);
             changed++;
         }
-        if (o != NULL && (o->quarantine != NULL) != (r->quarantine != NULL))
+        if (o != NULL && o->quarantined != r->quarantined)
             weft_log_info("reload: route %s %s", r->cfg->path,
-                          r->quarantine != NULL ? "quarantined: answers 503" : "out of quarantine: serving again");
+                          r->quarantined ? "quarantined: answers 503" : "out of quarantine: serving again");
     }
     for (size_t i = 0; i < old->n_routes; i++)
         if (find_route(cur, old->routes[i].cfg) == NULL) {
@@ -126,8 +126,8 @@ static void on_swap(weft_msg *m)
 {
     swap_msg *s = H2O_STRUCT_FROM_MEMBER(swap_msg, m, m);
     weft_loop *L = weft_loop_current;
-    weft_generation *old = L->gen;
-    L->gen = s->gen; /* new requests on this loop use it from now on */
+    weft_generation *old = weft_generation_of_loop(L);
+    weft_generation_set_loop(L, s->gen); /* new requests on this loop use it from now on */
     weft_loop_use_tls(L, (SSL_CTX *const *)s->gen->tls); /* new handshakes get the new certificates */
     free(s);
     weft_generation_release(old);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/log.h"
 #include "request/cancel.h"
 
 /* A bump allocator: a request allocates a handful of small strings and frees
@@ -106,17 +107,37 @@ void weft_req_run_defers(weft_req *r)
     }
 }
 
-/* The request and its first arena chunk are one allocation: a malloc/free
- * pair fewer on every request. */
-#define FIRST_CHUNK_AT ((sizeof(weft_req) + 15) & ~(size_t)15)
+/* The request, its extension slots and its first arena chunk are one
+ * allocation: a malloc/free pair fewer on every request, and a slot's
+ * storage can never be missing. */
+#define REQ_AT16(n) (((n) + 15) & ~(size_t)15)
+
+size_t weft_req_ext_at[WEFT_REQ_SLOTS];
+static size_t ext_end = REQ_AT16(sizeof(weft_req));
+static int n_ext_slots;
+static atomic_int reqs_made; /* the layout is fixed from the first request on */
+
+int weft_req_slot_new(size_t size)
+{
+    if (n_ext_slots == WEFT_REQ_SLOTS || atomic_load_explicit(&reqs_made, memory_order_relaxed))
+        weft_fatal("per-request slot taken %s", n_ext_slots == WEFT_REQ_SLOTS ? "past WEFT_REQ_SLOTS (request/request.h)"
+                                                                               : "after the first request");
+    weft_req_ext_at[n_ext_slots] = ext_end;
+    ext_end += REQ_AT16(size);
+    return n_ext_slots++;
+}
+
+#define FIRST_CHUNK_AT ext_end
 
 static weft_arena_chunk *first_chunk(weft_req *r) { return (weft_arena_chunk *)((char *)r + FIRST_CHUNK_AT); }
 
 weft_req *weft_req_new(void)
 {
+    if (!atomic_load_explicit(&reqs_made, memory_order_relaxed))
+        atomic_store_explicit(&reqs_made, 1, memory_order_relaxed);
     weft_req *r = malloc(FIRST_CHUNK_AT + sizeof(weft_arena_chunk) + ARENA_FIRST_CHUNK);
     if (r != NULL) {
-        memset(r, 0, sizeof(*r));
+        memset(r, 0, FIRST_CHUNK_AT);
         weft_arena_chunk *c = first_chunk(r);
         c->next = NULL;
         c->used = 0;

@@ -24,8 +24,6 @@
 
 struct weft_route;
 struct weft_loop;
-struct weft_coro;
-struct weft_work;
 struct weft_wait;
 
 typedef struct weft_kv {
@@ -36,7 +34,12 @@ typedef struct weft_kv {
 typedef struct weft_arena_chunk weft_arena_chunk;
 typedef struct weft_defer weft_defer;
 typedef struct weft_stream weft_stream;
-struct weft_tx;
+
+/* Per-request state of the layers above (h2o's request `storage`, nginx's
+ * r->ctx[module.ctx_index]): each takes a slot of its own size before the
+ * first request, and finds its storage at a fixed offset past the weft_req,
+ * in the same allocation as the request's first arena chunk. */
+#define WEFT_REQ_SLOTS 8
 
 /* What currently drives the handler; decides how blocking primitives behave. */
 typedef enum weft_exec {
@@ -76,18 +79,13 @@ struct weft_req {
     struct weft_loop *loop;    /* owning loop thread */
     struct weft_req_link *link; /* loop thread only; NULL once the client is gone */
     weft_exec exec;
-    struct weft_coro *coro;
     int rc;                /* handler result */
     int in_slice;          /* >0 while loop-thread plugin code runs for it */
     int finished;          /* the handler is done; complete when the slice ends */
     int auto_probe;        /* dispatch = auto: this request probes its demoted route on a coroutine */
     uint64_t start_ns;     /* for latency and the blocking detector */
-    weft_timer timer;      /* sleep under coroutine */
-    void *done_msg;        /* reactive: preallocated completion message (dispatch/) */
-    void *start_later;     /* reactive over HTTP/2: its start, pending until h2o read all (dispatch/) */
     void (*on_complete)(weft_req *r); /* set by whoever dispatched it (http/) */
     weft_timer resume_timer; /* a resume requested from inside another coroutine */
-    struct weft_tx *tx;    /* open database transaction (db_tx.c) */
     /* where it came from (access.c): copied raw, formatted when first asked
      * (most handlers never ask, and formatting costs more than the copy) */
     weft_sockaddr peer_sa, local_sa;
@@ -103,7 +101,6 @@ struct weft_req {
     void (*flush_done)(weft_req *r, int rc); /* the waiter of the flush in progress (dispatch/) */
     void *flush_arg;
     weft_defer *defers;    /* run when the handler has finished */
-    struct weft_work *job; /* pool: the queued work, until a worker takes it */
     weft_timer queue_timer; /* pool: the pool's queue_timeout_ms while queued (dispatch/) */
     atomic_int *slot;       /* the count of its route's requests in flight it is in (dispatch/) */
     int lent;               /* pool: its worker is lent to it (a WebSocket, a stream; dispatch/) */
@@ -144,6 +141,21 @@ typedef struct weft_req_link {
      * facility takes the connection over. */
     void (*detach)(struct weft_req_link *link);
 } weft_req_link;
+
+/**
+ * A new per-request slot of `size` bytes (16-aligned, zeroed in every new
+ * request). Before the first weft_req_new (WEFT_REQ_SLOT takes it in a
+ * constructor); the process aborts past WEFT_REQ_SLOTS or once requests exist.
+ */
+int weft_req_slot_new(size_t size);
+/** Where each slot's storage starts, from the weft_req (request.c fills it in). */
+extern size_t weft_req_ext_at[WEFT_REQ_SLOTS];
+/** The storage of `slot` in `r`: never NULL, lives exactly as long as `r`. The thread handling `r`. */
+static inline void *weft_req_ext(const weft_req *r, int slot) { return (char *)r + weft_req_ext_at[slot]; }
+/** Defines `static int NAME`, a per-request slot holding a TYPE, taken before main() runs. */
+#define WEFT_REQ_SLOT(name, type)                                                                                   \
+    static int name = -1;                                                                                           \
+    __attribute__((constructor)) static void name##_take(void) { name = weft_req_slot_new(sizeof(type)); }
 
 /** Allocates from the request's arena; freed with the request. NULL on OOM. */
 void *weft_req_alloc(weft_req *r, size_t size);

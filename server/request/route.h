@@ -1,9 +1,12 @@
 /*
  * A served route as the layers below the generation see it: the plugin's
- * handlers and state, the policy and pool that run it, and what its log
- * lines and metrics call it. reload/generation.c fills it in; dispatch, db
- * and the host API only read it, so they never reach up into the
- * generation that owns it.
+ * handlers and state, and what its log lines and metrics call it.
+ * reload/generation.c fills it in; dispatch, db and the host API only read
+ * it, so they never reach up into the generation that owns it. What a
+ * higher layer keeps per route (its worker pool, its auto state, its
+ * database pool, its generation, its module) sits in a slot that layer
+ * takes (weft_route_slot_new) and reads through its own accessor, so this
+ * header names none of their types.
  */
 #ifndef WEFT_ROUTE_H
 #define WEFT_ROUTE_H
@@ -13,38 +16,43 @@
 
 #include "config/config.h"
 
-struct weft_module;
-struct weft_workpool;
-struct weft_generation;
-struct weft_dbpool;
-struct weft_quarantine;
-struct weft_auto;
-struct weft_ratelimit;
+/** Per-route slots a process can hand out (the layers above take five). */
+#define WEFT_ROUTE_SLOTS 8
 
 typedef struct weft_route {
     const weft_route_cfg *cfg;
     const weft_plugin *desc;     /* the module's validated descriptor */
-    struct weft_module *module;  /* owner of desc (plugin/module.h) */
     void *state;
     int initialised;
-    struct weft_workpool *pool;  /* dispatch == pool, or auto with a blocking-style handle */
-    struct weft_auto *adapt;     /* dispatch == auto with handle: where it runs now (dispatch/auto.h) */
     int stat_slot;               /* metrics series (base/stats.h); -1 when none */
-    struct weft_generation *gen; /* the generation the route belongs to (reload/) */
-    const weft_db_cfg *db_cfg;   /* that generation's database settings */
+    const weft_db_cfg *db_cfg;   /* its generation's database settings */
     const weft_ws_cfg *ws_cfg;   /* and its WebSocket limits */
-    struct weft_dbpool *dbpool;  /* its blocking connections for pool workers */
     char label[320]; /* "route /x (plugin p 1.0.0)" for log lines */
     /* set: this build of the plugin crashed the server; the route answers 503 */
-    const struct weft_quarantine *quarantine;
+    int quarantined;
     /* blocking detector: last report time, number of slow slices */
     atomic_uint_fast64_t blocked_last_ns;
     atomic_uint_fast64_t blocked_total;
+    /* a blocking-style host call from its reactive handler: last report time (dispatch/await.c) */
+    atomic_uint_fast64_t misuse_last_ns;
     /* requests of this route in flight, while cfg->max_concurrent caps them
      * and the route has no metrics series to count them by (dispatch/) */
     atomic_int concurrent;
-    /* rate_limit's state, found by path at the route's first request (http/ratelimit.c) */
-    _Atomic(struct weft_ratelimit *) ratelimit;
+    /* the higher layers' per-route state, one slot per weft_route_slot_new() */
+    void *slots[WEFT_ROUTE_SLOTS];
 } weft_route;
+
+/**
+ * A new per-route slot, NULL in every route until its owner sets it. Before
+ * the first generation is built (WEFT_ROUTE_SLOT takes it in a constructor);
+ * the process aborts past WEFT_ROUTE_SLOTS.
+ */
+int weft_route_slot_new(void);
+static inline void *weft_route_get(const weft_route *rt, int slot) { return rt->slots[slot]; }
+static inline void weft_route_set(weft_route *rt, int slot, void *value) { rt->slots[slot] = value; }
+/** Defines `int NAME` (extern, for an inline accessor in the owner's header), taken before main() runs. */
+#define WEFT_ROUTE_SLOT(name)                                                                                       \
+    int name = -1;                                                                                                  \
+    __attribute__((constructor)) static void name##_take(void) { name = weft_route_slot_new(); }
 
 #endif

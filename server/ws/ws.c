@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "core/loop.h"
+#include "dispatch/await.h"
 #include "dispatch/coro.h"
 #include "dispatch/dispatch.h"
 #include "request/cancel.h"
@@ -39,6 +40,10 @@ typedef struct weft_wsloop {
     h2o_linklist_t open; /* weft_ws.link */
 } weft_wsloop;
 
+WEFT_LOOP_SLOT(ws_slot) /* the loop's weft_wsloop */
+
+static weft_wsloop *ws_of(const weft_loop *L) { return weft_loop_get(L, ws_slot); }
+
 struct weft_ws {
     weft_req *r;                /* NULL once the request completed */
     weft_loop *loop;
@@ -58,9 +63,9 @@ struct weft_ws {
     size_t inbox_bytes;
     int closed, close_code;
     inmsg *last; /* handed to the plugin by ws_recv, freed by the next */
-    int coro_waiting, woken, timed_out;
-    weft_timer recv_timer;
-    weft_wait recv_wait; /* a coroutine's receive, ended when its request is cancelled */
+    struct recv_op *waiting; /* the blocking-style receive in progress (loop thread) */
+    int woken, recv_cancelled;
+    weft_timer recv_timer;   /* its timeout, then the clean-stack end of its wait */
     /* reactive */
     weft_ws_callback cb;
     void *arg;
@@ -203,7 +208,7 @@ static int send_now(weft_ws *ws, int type, const void *data, size_t len)
 
 /* ---- the socket closing ---- */
 
-static void wake_coro(weft_ws *ws);
+static void wake_waiter(weft_ws *ws);
 
 typedef struct delivery {
     weft_ws *ws;
@@ -242,8 +247,8 @@ static void closed(weft_ws *ws)
         weft_dispatch_run(r, run_callback, &d);
         if (!r->finished)
             weft_dispatch_done(r, WEFT_OK); /* the request ends with its socket */
-    } else if (r != NULL && ws->coro_waiting) {
-        wake_coro(ws);
+    } else if (r != NULL && ws->waiting != NULL) {
+        wake_waiter(ws);
     }
     unref(ws);
 }
@@ -266,21 +271,41 @@ static void on_timer(weft_timer *t)
 
 /* ---- receiving ---- */
 
+/* A blocking-style receive is an operation of dispatch/await.c: it waits
+ * for a message, the close, its timeout or the request's cancellation, on
+ * the socket's loop, under either policy. */
+typedef struct recv_op {
+    weft_await a; /* first: the await's callbacks get it back as a recv_op */
+    weft_ws *ws;
+    int timeout_ms;
+} recv_op;
+
+static int inbox_ready(weft_ws *ws)
+{
+    pthread_mutex_lock(&ws->mu);
+    int ready = ws->head != NULL || ws->closed;
+    pthread_mutex_unlock(&ws->mu);
+    return ready;
+}
+
 static void on_recv_timer(weft_timer *t)
 {
     weft_ws *ws = H2O_STRUCT_FROM_MEMBER(weft_ws, recv_timer, t);
-    if (!ws->woken)
-        ws->timed_out = 1;
-    weft_dispatch_resume(ws->r);
+    recv_op *o = ws->waiting;
+    if (o == NULL)
+        return;
+    ws->waiting = NULL;
+    weft_await_done(&o->a, ws->recv_cancelled ? WEFT_CANCELLED : inbox_ready(ws) ? WEFT_OK : WEFT_TIMEOUT);
 }
 
-/* Resumes the coroutine from a clean stack, never from inside wslay. */
-static void wake_coro(weft_ws *ws)
+/* Ends the wait from a clean stack, never from inside wslay (a coroutine
+ * resumes there). */
+static void wake_waiter(weft_ws *ws)
 {
     ws->woken = 1;
     weft_timers_cancel(ws->loop->timers, &ws->recv_timer);
     if (weft_timers_add(ws->loop->timers, &ws->recv_timer, 0, on_recv_timer) != 0)
-        weft_dispatch_resume(ws->r);
+        on_recv_timer(&ws->recv_timer);
 }
 
 static void deliver(weft_ws *ws, int type, const void *data, size_t len)
@@ -314,8 +339,8 @@ static void deliver(weft_ws *ws, int type, const void *data, size_t len)
     ws->inbox_bytes += len;
     pthread_cond_signal(&ws->cv);
     pthread_mutex_unlock(&ws->mu);
-    if (ws->coro_waiting && !ws->woken)
-        wake_coro(ws);
+    if (ws->waiting != NULL && !ws->woken)
+        wake_waiter(ws);
 }
 
 static void on_ws_msg(h2o_websocket_conn_t *conn, const struct wslay_event_on_msg_recv_arg *arg)
@@ -383,7 +408,7 @@ static void do_accept(weft_ws *ws)
     r->status = 101;
     ws->accepted = 1;
     atomic_fetch_add(&ws->refs, 1); /* the socket's */
-    h2o_linklist_insert(&ws->loop->ws->open, &ws->link);
+    h2o_linklist_insert(&ws_of(ws->loop)->open, &ws->link);
     stat_open(ws->loop, 1);
     weft_stat_add(&ws->loop->stats->ws_accepted, 1);
     weft_timers_add(ws->loop->timers, &ws->timer, ws->idle_ms, on_timer);
@@ -427,7 +452,7 @@ weft_ws *weft_ws_ws_accept(weft_req *r)
     atomic_init(&ws->refs, 1); /* the request's */
     pthread_mutex_init(&ws->mu, NULL);
     weft_cond_init_monotonic(&ws->cv);
-    if (r->exec == WEFT_EXEC_WORKER) {
+    if (weft_await_in_place(r)) { /* a pool worker: the loop accepts, the worker waits for it */
         weft_loop_post(r->loop, &ws->accept_msg, on_accept_msg);
         pthread_mutex_lock(&ws->mu);
         while (!ws->accept_done)
@@ -483,64 +508,28 @@ static int withdrawn(int *type, size_t *len)
     return WEFT_CANCELLED;
 }
 
-/* Worker side, under the request's cancel mutex on the loop thread. */
-static void wake_worker(void *arg)
+static void start_recv(weft_await *a)
 {
-    weft_ws *ws = arg;
-    pthread_mutex_lock(&ws->mu);
-    pthread_cond_broadcast(&ws->cv);
-    pthread_mutex_unlock(&ws->mu);
-}
-
-static int recv_worker(weft_ws *ws, weft_req *r, int timeout_ms)
-{
-    struct timespec until = weft_monotonic_after(timeout_ms > 0 ? (uint64_t)timeout_ms : 0);
-    if (weft_req_worker_block(r, wake_worker, ws) != WEFT_OK)
-        return WEFT_CANCELLED;
-    int rc = WEFT_OK;
-    pthread_mutex_lock(&ws->mu);
-    while (ws->head == NULL && !ws->closed && rc == WEFT_OK) {
-        if (weft_req_cancelled(r))
-            rc = WEFT_CANCELLED;
-        else if (timeout_ms < 0)
-            pthread_cond_wait(&ws->cv, &ws->mu);
-        else if (pthread_cond_timedwait(&ws->cv, &ws->mu, &until) == ETIMEDOUT && ws->head == NULL && !ws->closed)
-            rc = WEFT_TIMEOUT;
+    recv_op *o = (recv_op *)a;
+    weft_ws *ws = o->ws;
+    if (inbox_ready(ws)) {
+        weft_await_done(a, WEFT_OK);
+        return;
     }
-    pthread_mutex_unlock(&ws->mu);
-    weft_req_worker_unblock(r);
-    return rc;
-}
-
-static void cancel_coro_recv(weft_wait *w)
-{
-    wake_coro(H2O_STRUCT_FROM_MEMBER(weft_ws, recv_wait, w));
-}
-
-static int recv_coro(weft_ws *ws, weft_req *r, int timeout_ms)
-{
-    pthread_mutex_lock(&ws->mu);
-    int ready = ws->head != NULL || ws->closed;
-    pthread_mutex_unlock(&ws->mu);
-    if (ready)
-        return WEFT_OK;
-    ws->coro_waiting = 1;
-    ws->woken = ws->timed_out = 0;
-    if (timeout_ms >= 0 && weft_timers_add(ws->loop->timers, &ws->recv_timer, (uint64_t)timeout_ms, on_recv_timer) != 0) {
-        ws->timed_out = 1;
-    } else {
-        weft_req_wait_add(r, &ws->recv_wait, cancel_coro_recv);
-        weft_coro_yield();
-        weft_req_wait_remove(r, &ws->recv_wait);
+    ws->waiting = o;
+    ws->woken = ws->recv_cancelled = 0;
+    if (o->timeout_ms >= 0 &&
+        weft_timers_add(ws->loop->timers, &ws->recv_timer, (uint64_t)o->timeout_ms, on_recv_timer) != 0) {
+        ws->waiting = NULL;
+        weft_await_done(a, WEFT_TIMEOUT); /* out of memory for the timer: as if it ran out */
     }
-    ws->coro_waiting = 0;
-    weft_timers_cancel(ws->loop->timers, &ws->recv_timer);
-    if (weft_req_cancelled(r))
-        return WEFT_CANCELLED;
-    pthread_mutex_lock(&ws->mu);
-    int rc = ws->timed_out && ws->head == NULL && !ws->closed ? WEFT_TIMEOUT : WEFT_OK;
-    pthread_mutex_unlock(&ws->mu);
-    return rc;
+}
+
+static void cancel_recv(weft_await *a)
+{
+    weft_ws *ws = ((recv_op *)a)->ws;
+    ws->recv_cancelled = 1;
+    wake_waiter(ws);
 }
 
 int weft_ws_ws_recv(weft_ws *ws, int timeout_ms, int *type, const void **data, size_t *len)
@@ -551,15 +540,19 @@ int weft_ws_ws_recv(weft_ws *ws, int timeout_ms, int *type, const void **data, s
     *type = 0;
     *data = NULL;
     *len = 0;
-    if (r == NULL || r->exec == WEFT_EXEC_LOOP) {
-        weft_log_error("%s: ws_recv() called from a reactive handler; use ws_on_message()",
-                       r != NULL ? r->route->label : "websocket");
+    if (r == NULL) {
+        weft_log_error("websocket: ws_recv() after its handler finished; use ws_on_message()");
         return WEFT_ERROR;
     }
+    if (weft_await_refused(r, "ws_recv()", "ws_on_message()"))
+        return WEFT_ERROR;
     if (weft_req_cancelled(r))
         return withdrawn(type, len);
-    int rc = r->exec == WEFT_EXEC_WORKER ? recv_worker(ws, r, timeout_ms) : recv_coro(ws, r, timeout_ms);
-    if (rc == WEFT_CANCELLED)
+    /* `o` lives on the waiter's stack, which stays put until the loop ended the wait. */
+    recv_op o = {.a = {.r = r, .start = start_recv, .cancel = cancel_recv}, .ws = ws, .timeout_ms = timeout_ms};
+    /* A message already in: no round trip through the loop. */
+    int rc = inbox_ready(ws) ? WEFT_OK : weft_await_block(&o.a);
+    if (rc == WEFT_CANCELLED || weft_req_cancelled(r))
         return withdrawn(type, len);
     if (rc != WEFT_OK)
         return rc;
@@ -642,26 +635,30 @@ void weft_ws_ws_close(weft_ws *ws, int code, const char *reason)
 
 static int ws_setup(weft_loop *L)
 {
-    if ((L->ws = calloc(1, sizeof(*L->ws))) == NULL)
+    weft_wsloop *w = calloc(1, sizeof(*w));
+    if (w == NULL)
         return -1;
-    h2o_linklist_init_anchor(&L->ws->open);
+    h2o_linklist_init_anchor(&w->open);
+    weft_loop_set(L, ws_slot, w);
     return 0;
 }
 
 /* SIGTERM: every socket is told the server is going away. */
 static void ws_stop(weft_loop *L)
 {
-    for (h2o_linklist_t *n = L->ws->open.next; n != &L->ws->open; n = n->next)
+    weft_wsloop *w = ws_of(L);
+    for (h2o_linklist_t *n = w->open.next; n != &w->open; n = n->next)
         start_close(H2O_STRUCT_FROM_MEMBER(weft_ws, link, n), 1001, "server shutting down");
 }
 
 /* After the drain only sockets whose handler already returned can be left. */
 static void ws_teardown(weft_loop *L)
 {
-    while (!h2o_linklist_is_empty(&L->ws->open))
-        closed(H2O_STRUCT_FROM_MEMBER(weft_ws, link, L->ws->open.next));
-    free(L->ws);
-    L->ws = NULL;
+    weft_wsloop *w = ws_of(L);
+    while (!h2o_linklist_is_empty(&w->open))
+        closed(H2O_STRUCT_FROM_MEMBER(weft_ws, link, w->open.next));
+    free(w);
+    weft_loop_set(L, ws_slot, NULL);
 }
 
 static const weft_loop_hook ws_hook = {.setup = ws_setup, .teardown = ws_teardown, .stop = ws_stop};

@@ -82,16 +82,16 @@ void wt_route_init(wt_route *rt, const weft_plugin *desc, weft_dispatch dispatch
     rt->route.stat_slot = -1;
     snprintf(rt->route.label, sizeof(rt->route.label), "route /t (plugin %s)", desc->name);
     if (dispatch == WEFT_DISPATCH_POOL) {
-        rt->route.pool = weft_workpool_new("default", pool_size, queue);
-        cr_assert_not_null(rt->route.pool);
+        weft_route_set_pool(&rt->route, weft_workpool_new("default", pool_size, queue));
+        cr_assert_not_null(weft_route_pool(&rt->route));
     }
 }
 
 void wt_route_fini(wt_route *rt)
 {
-    if (rt->route.pool != NULL)
-        weft_workpool_free(rt->route.pool);
-    rt->route.pool = NULL;
+    if (weft_route_pool(&rt->route) != NULL)
+        weft_workpool_free(weft_route_pool(&rt->route));
+    weft_route_set_pool(&rt->route, NULL);
 }
 
 enum { MAX_DONE = 64 };

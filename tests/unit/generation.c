@@ -163,7 +163,7 @@ Test(generation, good_generation_builds_and_releases)
     cr_assert_eq(g->id, 7);
     cr_assert_eq(g->n_routes, 2);
     cr_assert_eq(g->n_modules, 1, "one module shared by both routes");
-    cr_assert_eq(g->routes[0].module, g->routes[1].module);
+    cr_assert_eq(weft_route_module(&g->routes[0]), weft_route_module(&g->routes[1]));
     cr_assert(g->routes[0].initialised);
     cr_assert_not_null(g->routes[0].state);
     cr_assert_not_null(strstr(g->routes[0].label, "echo"));
@@ -210,7 +210,7 @@ Test(generation, echo_fixture_answers)
     weft_generation *g = weft_generation_build(cfg, 1, 1, &wt_errs);
     cr_assert_not_null(g, "%s", wt_errs_text(&wt_errs));
     const weft_route *custom = &g->routes[0], *plain = &g->routes[1];
-    const weft_plugin *d = &custom->module->desc;
+    const weft_plugin *d = &weft_route_module(custom)->desc;
     run_echo(d->handle, custom->state, "q=hi+there&status=201",
              "> method=POST\n"
              "> path=/e/abc\n"

@@ -45,14 +45,14 @@ static int reaped_count(void)
 static int gen_setup(weft_loop *L)
 {
     weft_generation_retain(first);
-    L->gen = first;
+    weft_generation_set_loop(L, first);
     return 0;
 }
 
 static void gen_teardown(weft_loop *L)
 {
-    weft_generation_release(L->gen);
-    L->gen = NULL;
+    weft_generation_release(weft_generation_of_loop(L));
+    weft_generation_set_loop(L, NULL);
 }
 
 static const weft_loop_hook gen_hook = {.setup = gen_setup, .teardown = gen_teardown};
@@ -124,7 +124,7 @@ static unsigned long loop_gen;
 static void read_loop_gen(void *arg)
 {
     (void)arg;
-    loop_gen = weft_loop_current->gen->id;
+    loop_gen = weft_generation_of_loop(weft_loop_current)->id;
 }
 
 /* The generation every loop serves (each loop's messages run in order, so
