@@ -112,6 +112,8 @@ void weft_req_run_defers(weft_req *r)
 
 static weft_arena_chunk *first_chunk(weft_req *r) { return (weft_arena_chunk *)((char *)r + FIRST_CHUNK_AT); }
 
+const struct weft_host *weft_req_default_host;
+
 weft_req *weft_req_new(void)
 {
     weft_req *r = malloc(FIRST_CHUNK_AT + sizeof(weft_arena_chunk) + ARENA_FIRST_CHUNK);
@@ -123,6 +125,7 @@ weft_req *weft_req_new(void)
         c->size = ARENA_FIRST_CHUNK;
         r->arena = c;
         r->status = 200;
+        r->head.host = weft_req_default_host;
         weft_req_cancel_init(r);
     }
     return r;
