@@ -21,7 +21,7 @@ static weft_rc ri_init(const weft_host *h, weft_init *ctx, void **state)
 {
     *state = NULL;
     if (!WEFT_GROUP_AT_LEAST(h->response, 1)) {
-        h->init->error(ctx, "needs plugin API 1.1");
+        h->init->error(ctx, "needs the response group");
         return WEFT_ERROR;
     }
     return WEFT_OK;
