@@ -25,9 +25,11 @@ typedef struct weft_host_init {
      * lives as long as the configuration.
      */
     const char *(*opt_string)(weft_init *ctx, const char *name, const char *def);
+    /** An integer option, as opt_string. */
     long long (*opt_int)(weft_init *ctx, const char *name, long long def);
+    /** A number option (an integer is accepted too), as opt_string. */
     double (*opt_float)(weft_init *ctx, const char *name, double def);
-    /** 0 or 1 (or `def`). */
+    /** A boolean option, as opt_string: 0 or 1 (or `def`). */
     int (*opt_bool)(weft_init *ctx, const char *name, int def);
     /** Says why load/init fails; the host logs it with the route and config line. Returns nothing. */
     void (*error)(weft_init *ctx, const char *fmt, ...) WEFT_PRINTF(2, 3);

@@ -20,7 +20,7 @@ typedef void (*weft_body_callback)(weft_req *req, void *arg, int rc, const void 
 typedef struct weft_host_request {
     uint32_t struct_size;
     uint32_t version; /**< WEFT_HOST_REQUEST_VERSION of the running host */
-    /** "GET", "POST", ... */
+    /** The method: "GET", "POST", ... */
     const char *(*method)(const weft_req *req);
     /** The path without the query string, as received. */
     const char *(*path)(const weft_req *req);
