@@ -1,5 +1,5 @@
 /*
- * Fixture "reqinfo": the ABI 1.1 request access and response helpers. It
+ * Fixture "reqinfo" (API 2): the request accessors and response helpers. It
  * answers text/plain, one "key=value" line per fact:
  *
  *     peer=127.0.0.1:PORT  local=127.0.0.1:PORT  id=ID  qs=RAW
@@ -8,22 +8,34 @@
  *     cookie=VALUE          (cookie "sid", or "(none)")
  *     param=VALUE/LEN       (path parameter "id", or "(none)")
  *
- * ?do=json&msg=M answers res_error_json(422, M); ?do=cookie sets two
+ * ?do=json&msg=M answers response->error_json(422, M); ?do=cookie sets two
  * cookies; ?do=badcookie tries forbidden ones; ?do=redirect answers 303 to
- * /elsewhere; ?do=log writes a log line.
+ * /elsewhere; ?do=log writes a log line; ?do=api2 shows API 2's answers
+ * where ABI 1's were odd (a bad status, a timer stopped twice).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include <weft/plugin.h>
 
+/* API 2's answers where ABI 1's were odd: a timer stopped twice (ABI 1:
+ * WEFT_OK, then WEFT_CANCELLED), recorded at init for ?do=api2. */
+static int stop_rc[2];
+
+static void never(void *arg) { (void)arg; }
+
 static weft_rc ri_init(const weft_host *h, weft_init *ctx, void **state)
 {
     *state = NULL;
-    if (!WEFT_GROUP_AT_LEAST(h->response, 1)) {
-        h->init->error(ctx, "needs the response group");
+    if (!WEFT_GROUP_AT_LEAST(h->response, 1) || h->timer == NULL) {
+        h->init->error(ctx, "needs the response and timer groups");
         return WEFT_ERROR;
     }
+    weft_plugin_timer *t = h->timer->start(ctx, 60000, 0, never, NULL);
+    if (t == NULL)
+        return WEFT_ERROR;
+    stop_rc[0] = h->timer->stop(t);
+    stop_rc[1] = h->timer->stop(t);
     return WEFT_OK;
 }
 
@@ -50,6 +62,11 @@ static int act(weft_req *req, const char *what)
         int d = h->response->cookie(req, "n", "x", -1, NULL, NULL, WEFT_COOKIE_SAMESITE_NONE);
         return h->response->writef(req, "refused=%d%d%d%d\n", a == WEFT_ERROR, b == WEFT_ERROR, c == WEFT_ERROR,
                                 d == WEFT_ERROR);
+    }
+    if (strcmp(what, "api2") == 0) {
+        /* a status outside 100..599 is refused and changes nothing */
+        weft_rc bad = h->response->status(req, 42), good = h->response->status(req, 299);
+        return h->response->writef(req, "status42=%d status299=%d stop=%d,%d\n", bad, good, stop_rc[0], stop_rc[1]);
     }
     if (strcmp(what, "redirect") == 0)
         return h->response->redirect(req, 303, "/elsewhere") == WEFT_OK && h->response->redirect(req, 200, "/x") == WEFT_ERROR
