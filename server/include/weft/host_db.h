@@ -31,7 +31,8 @@ typedef struct weft_host_db {
      * WEFT_ERROR for an SQL error (the result, if any, carries it) or misuse;
      * WEFT_CANCELLED when the request was withdrawn.
      * cb NULL (pool, coroutine): *res gets the result (or NULL) and the
-     * caller frees it; from a reactive handler WEFT_ERROR.
+     * caller frees it (res NULL: the host frees it, for statements whose
+     * rows nobody reads); from a reactive handler WEFT_ERROR.
      * cb set (reactive, loop thread): returns WEFT_AGAIN; res is not written
      * (may be NULL) and `cb` gets the outcome and the result.
      */

@@ -81,8 +81,8 @@ typedef struct weft_host_http {
     uint32_t version; /**< WEFT_HOST_HTTP_VERSION of the running host */
     /**
      * Sends `rq` and gets the whole response. cb NULL (pool, coroutine):
-     * waits and sets *res (free it); from a reactive handler WEFT_ERROR,
-     * *res NULL. cb set (reactive, loop thread): WEFT_AGAIN, `res` is not
+     * waits and sets *res (free it; res NULL: the host frees it); from a
+     * reactive handler WEFT_ERROR. cb set (reactive, loop thread): WEFT_AGAIN, `res` is not
      * written (may be NULL); several calls may run at once.
      */
     weft_rc (*fetch)(weft_req *req, const weft_http_request *rq, weft_http_response **res, weft_http_callback cb,
