@@ -25,8 +25,6 @@
 #include <jansson.h>
 #include <weft/plugin.h>
 
-static const weft_host *host;
-
 #define SQL_GET "SELECT json_build_object('id', id, 'balance', balance)::text FROM account WHERE id = $1::int"
 #define SQL_LOCK "SELECT id, balance FROM account WHERE id IN ($1::int, $2::int) ORDER BY id FOR UPDATE"
 #define SQL_MOVE                                                                                                   \
@@ -41,9 +39,10 @@ enum { OP_GET, OP_TRANSFER };
 
 static int send_json(weft_req *req, int status, const char *text)
 {
-    host->res_status(req, status);
-    if (host->res_header(req, "content-type", "application/json") != WEFT_OK ||
-        host->res_write(req, text, strlen(text)) != WEFT_OK)
+    const weft_host *h = weft_req_host(req);
+    h->response->status(req, status);
+    if (h->response->header(req, "content-type", "application/json") != WEFT_OK ||
+        h->response->write(req, text, strlen(text)) != WEFT_OK)
         return WEFT_ERROR;
     return WEFT_OK;
 }
@@ -51,6 +50,7 @@ static int send_json(weft_req *req, int status, const char *text)
 static int send_error(weft_req *req, int status, const char *fmt, ...) WEFT_PRINTF(3, 4);
 static int send_error(weft_req *req, int status, const char *fmt, ...)
 {
+    const weft_host *h = weft_req_host(req);
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
@@ -62,7 +62,7 @@ static int send_error(weft_req *req, int status, const char *fmt, ...)
     if (text == NULL)
         return WEFT_ERROR;
     if (status == 503)
-        host->res_header(req, "retry-after", "1");
+        h->response->header(req, "retry-after", "1");
     int rc = send_json(req, status, text);
     free(text);
     return rc;
@@ -71,9 +71,10 @@ static int send_error(weft_req *req, int status, const char *fmt, ...)
 /* Answers a failed host call: 503 when the database cannot take the work. */
 static int send_db_error(weft_req *req, int rc, const char *what)
 {
+    const weft_host *h = weft_req_host(req);
     if (rc == WEFT_UNAVAILABLE || rc == WEFT_TIMEOUT || rc == WEFT_CANCELLED)
         return send_error(req, 503, "database unavailable");
-    host->log(req, WEFT_LOG_ERROR, "%s failed (%d)", what, rc);
+    h->log->msg(req, WEFT_LOG_ERROR, "%s failed (%d)", what, rc);
     return send_error(req, 500, "database error");
 }
 
@@ -159,12 +160,13 @@ static int is_json_content_type(const char *ct)
 /* Fills `t` from the body; answers 4xx itself and returns -1 on bad input. */
 static int parse_transfer(weft_req *req, transfer *t)
 {
-    if (!is_json_content_type(host->req_header(req, "content-type"))) {
+    const weft_host *h = weft_req_host(req);
+    if (!is_json_content_type(h->request->header(req, "content-type", NULL))) {
         send_error(req, 415, "content-type must be application/json");
         return -1;
     }
     size_t len = 0;
-    const char *body = host->req_body(req, &len);
+    const char *body = h->request->body(req, &len);
     if (nesting_too_deep(body, len)) {
         send_error(req, 400, "invalid JSON: nested more than %d levels deep", JSON_DEPTH_MAX);
         return -1;
@@ -202,21 +204,22 @@ static int parse_transfer(weft_req *req, transfer *t)
 /* ---- the steps, shared by both entry points ---- */
 
 /* After the lock: 0 to go on, or the status to answer after rolling back. */
-static int check_locked(const transfer *t, const weft_result *res)
+static int check_locked(const weft_host_db *db, const transfer *t, const weft_result *res)
 {
-    if (host->result_rows(res) != 2)
+    if (db->result_rows(res) != 2)
         return 404;
     for (int i = 0; i < 2; i++)
-        if (atoll(host->result_value(res, i, 0)) == t->from && atoll(host->result_value(res, i, 1)) < t->amount)
+        if (atoll(db->result_value(res, i, 0)) == t->from && atoll(db->result_value(res, i, 1)) < t->amount)
             return 409;
     return 0;
 }
 
 static int answer_moved(weft_req *req, const transfer *t, const weft_result *res)
 {
+    const weft_host *h = weft_req_host(req);
     long long bal_from = -1, bal_to = -1;
-    for (int i = 0; i < host->result_rows(res); i++) {
-        long long id = atoll(host->result_value(res, i, 0)), bal = atoll(host->result_value(res, i, 1));
+    for (int i = 0; i < h->db->result_rows(res); i++) {
+        long long id = atoll(h->db->result_value(res, i, 0)), bal = atoll(h->db->result_value(res, i, 1));
         if (id == t->from)
             bal_from = bal;
         else if (id == t->to)
@@ -237,14 +240,15 @@ static int refuse(weft_req *req, const transfer *t, int status)
 
 static int answer_get(weft_req *req, int rc, weft_result *res)
 {
+    const weft_host *h = weft_req_host(req);
     int out;
     if (rc != WEFT_OK)
         out = send_db_error(req, rc, "reading an account");
-    else if (host->result_rows(res) == 0)
-        out = send_error(req, 404, "account %s not found", host->req_param(req, "id"));
+    else if (h->db->result_rows(res) == 0)
+        out = send_error(req, 404, "account %s not found", h->request->param(req, "id", NULL));
     else
-        out = send_json(req, 200, host->result_value(res, 0, 0));
-    host->result_free(res);
+        out = send_json(req, 200, h->db->result_value(res, 0, 0));
+    h->db->result_free(res);
     return out;
 }
 
@@ -252,44 +256,46 @@ static int answer_get(weft_req *req, int rc, weft_result *res)
 
 static int transfer_blocking(weft_req *req)
 {
+    const weft_host *h = weft_req_host(req);
     transfer t = {0};
     if (parse_transfer(req, &t) != 0)
         return WEFT_OK;
-    int rc = host->db_begin(req, WEFT_READ_COMMITTED);
+    int rc = h->tx->begin(req, WEFT_READ_COMMITTED, NULL, NULL);
     if (rc != WEFT_OK)
         return send_db_error(req, rc, "BEGIN");
     const char *lock_params[] = {t.p[0], t.p[1]};
     weft_result *res = NULL;
-    rc = host->db_query(req, SQL_LOCK, 2, lock_params, &res);
-    int refusal = rc == WEFT_OK ? check_locked(&t, res) : 0;
-    host->result_free(res);
+    rc = h->db->query(req, SQL_LOCK, 2, lock_params, &res, NULL, NULL);
+    int refusal = rc == WEFT_OK ? check_locked(h->db, &t, res) : 0;
+    h->db->result_free(res);
     if (rc != WEFT_OK || refusal != 0) {
-        host->db_rollback(req);
+        h->tx->rollback(req, NULL, NULL);
         return rc != WEFT_OK ? send_db_error(req, rc, "locking the accounts") : refuse(req, &t, refusal);
     }
     const char *move_params[] = {t.p[0], t.p[1], t.p[2]};
-    rc = host->db_query(req, SQL_MOVE, 3, move_params, &res);
+    rc = h->db->query(req, SQL_MOVE, 3, move_params, &res, NULL, NULL);
     if (rc != WEFT_OK) {
-        host->result_free(res);
-        host->db_rollback(req);
+        h->db->result_free(res);
+        h->tx->rollback(req, NULL, NULL);
         return send_db_error(req, rc, "moving the amount");
     }
-    rc = host->db_commit(req);
+    rc = h->tx->commit(req, NULL, NULL);
     int out = rc == WEFT_OK ? answer_moved(req, &t, res) : send_db_error(req, rc, "COMMIT");
-    host->result_free(res);
+    h->db->result_free(res);
     return out;
 }
 
-static int acc_handle(weft_req *req, void *state)
+static weft_rc acc_handle(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     if (*(int *)state == OP_TRANSFER)
         return transfer_blocking(req);
     long long id;
-    if (parse_id(host->req_param(req, "id"), &id) != 0)
+    if (parse_id(h->request->param(req, "id", NULL), &id) != 0)
         return send_error(req, 400, "id must be an integer between 1 and 2147483647");
-    const char *params[] = {host->req_param(req, "id")};
+    const char *params[] = {h->request->param(req, "id", NULL)};
     weft_result *res = NULL;
-    int rc = host->db_query(req, SQL_GET, 1, params, &res);
+    int rc = h->db->query(req, SQL_GET, 1, params, &res, NULL, NULL);
     return answer_get(req, rc, res);
 }
 
@@ -303,9 +309,10 @@ typedef struct async_transfer {
 
 static void finish_async(weft_req *req, async_transfer *a, int rc)
 {
-    host->result_free(a->moved);
+    const weft_host *h = weft_req_host(req);
+    h->db->result_free(a->moved);
     free(a);
-    host->done(req, rc);
+    h->response->done(req, rc);
 }
 
 static void on_rolled_back(weft_req *req, void *arg, int rc)
@@ -318,9 +325,10 @@ static void on_rolled_back(weft_req *req, void *arg, int rc)
 
 static void fail_async(weft_req *req, async_transfer *a, int refusal, int rc)
 {
+    const weft_host *h = weft_req_host(req);
     a->refusal = refusal;
     a->rc = rc;
-    host->db_rollback_async(req, on_rolled_back, a);
+    h->tx->rollback(req, on_rolled_back, a);
 }
 
 static void on_committed(weft_req *req, void *arg, int rc)
@@ -332,53 +340,58 @@ static void on_committed(weft_req *req, void *arg, int rc)
 
 static void on_moved(weft_req *req, void *arg, int rc, weft_result *res)
 {
+    const weft_host *h = weft_req_host(req);
     async_transfer *a = arg;
     a->moved = res;
     if (rc != WEFT_OK) {
         fail_async(req, a, 0, rc);
         return;
     }
-    host->db_commit_async(req, on_committed, a);
+    h->tx->commit(req, on_committed, a);
 }
 
 static void on_locked(weft_req *req, void *arg, int rc, weft_result *res)
 {
+    const weft_host *h = weft_req_host(req);
     async_transfer *a = arg;
-    int refusal = rc == WEFT_OK ? check_locked(&a->t, res) : 0;
-    host->result_free(res);
+    int refusal = rc == WEFT_OK ? check_locked(h->db, &a->t, res) : 0;
+    h->db->result_free(res);
     if (rc != WEFT_OK || refusal != 0) {
         fail_async(req, a, refusal, rc);
         return;
     }
     const char *params[] = {a->t.p[0], a->t.p[1], a->t.p[2]};
-    host->db_query_async(req, SQL_MOVE, 3, params, on_moved, a);
+    h->db->query(req, SQL_MOVE, 3, params, NULL, on_moved, a);
 }
 
 static void on_begun(weft_req *req, void *arg, int rc)
 {
+    const weft_host *h = weft_req_host(req);
     async_transfer *a = arg;
     if (rc != WEFT_OK) {
         finish_async(req, a, send_db_error(req, rc, "BEGIN"));
         return;
     }
     const char *params[] = {a->t.p[0], a->t.p[1]};
-    host->db_query_async(req, SQL_LOCK, 2, params, on_locked, a);
+    h->db->query(req, SQL_LOCK, 2, params, NULL, on_locked, a);
 }
 
 static void on_get(weft_req *req, void *arg, int rc, weft_result *res)
 {
+    const weft_host *h = weft_req_host(req);
     (void)arg;
-    host->done(req, answer_get(req, rc, res));
+    h->response->done(req, answer_get(req, rc, res));
 }
 
-static int acc_handle_async(weft_req *req, void *state)
+static weft_rc acc_handle_async(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     if (*(int *)state == OP_GET) {
         long long id;
-        if (parse_id(host->req_param(req, "id"), &id) != 0)
+        if (parse_id(h->request->param(req, "id", NULL), &id) != 0)
             return send_error(req, 400, "id must be an integer between 1 and 2147483647");
-        const char *params[] = {host->req_param(req, "id")};
-        host->db_query_async(req, SQL_GET, 1, params, on_get, NULL);
+        const char *params[] = {h->request->param(req, "id", NULL)};
+        h->db->query(req, SQL_GET, 1, params, NULL, on_get, NULL);
         return WEFT_AGAIN;
     }
     async_transfer *a = calloc(1, sizeof *a);
@@ -388,7 +401,7 @@ static int acc_handle_async(weft_req *req, void *state)
         free(a);
         return WEFT_OK;
     }
-    host->db_begin_async(req, WEFT_READ_COMMITTED, on_begun, a);
+    h->tx->begin(req, WEFT_READ_COMMITTED, on_begun, a);
     return WEFT_AGAIN;
 }
 
@@ -396,15 +409,14 @@ static int acc_handle_async(weft_req *req, void *state)
 
 static const int ops[] = {OP_GET, OP_TRANSFER};
 
-static int acc_init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc acc_init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
-    if (!WEFT_HOST_HAS(h, db_rollback_async)) {
-        h->init_error(ctx, "this weft has no transactions (plugin API 1.1 needed)");
+    if (h->db == NULL || h->tx == NULL) {
+        h->init->error(ctx, "this weft has no transactions (the db and tx groups)");
         return WEFT_ERROR;
     }
     /* The route tells the operation: ".../transfer" or ".../{id}". */
-    const char *route = h->init_route(ctx);
+    const char *route = h->init->route(ctx);
     size_t n = strlen(route);
     *state = (void *)(n >= 9 && strcmp(route + n - 9, "/transfer") == 0 ? &ops[OP_TRANSFER] : &ops[OP_GET]);
     return WEFT_OK;

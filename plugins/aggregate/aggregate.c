@@ -24,8 +24,6 @@
 
 #include <weft/plugin.h>
 
-static const weft_host *host;
-
 typedef struct route {
     char *prefix; /* upstream + path */
     const char *ca_file;
@@ -35,32 +33,31 @@ typedef struct route {
     char *ca_copy;
 } route;
 
-static int init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
-    if (!WEFT_HOST_HAS(h, http_free)) {
-        h->init_error(ctx, "this weft has no outbound HTTP client (http_fetch)");
+    if (h->http == NULL) {
+        h->init->error(ctx, "this weft has no outbound HTTP client (the http group)");
         return WEFT_ERROR;
     }
-    const char *upstream = h->opt_string(ctx, "upstream", NULL);
-    const char *path = h->opt_string(ctx, "path", "/coroutine/persons/");
-    const char *ca = h->opt_string(ctx, "ca_file", NULL);
+    const char *upstream = h->init->opt_string(ctx, "upstream", NULL);
+    const char *path = h->init->opt_string(ctx, "path", "/coroutine/persons/");
+    const char *ca = h->init->opt_string(ctx, "ca_file", NULL);
     route *rt = calloc(1, sizeof(*rt));
     if (rt == NULL)
         return WEFT_ERROR;
-    rt->timeout_ms = (int)h->opt_int(ctx, "timeout_ms", 2000);
-    rt->connect_timeout_ms = (int)h->opt_int(ctx, "connect_timeout_ms", 1000);
-    rt->max_connections = (int)h->opt_int(ctx, "max_connections", 64);
-    rt->max_ids = (long)h->opt_int(ctx, "max_ids", 100);
-    rt->max_response = h->opt_int(ctx, "max_response", 4 * 1024 * 1024);
+    rt->timeout_ms = (int)h->init->opt_int(ctx, "timeout_ms", 2000);
+    rt->connect_timeout_ms = (int)h->init->opt_int(ctx, "connect_timeout_ms", 1000);
+    rt->max_connections = (int)h->init->opt_int(ctx, "max_connections", 64);
+    rt->max_ids = (long)h->init->opt_int(ctx, "max_ids", 100);
+    rt->max_response = h->init->opt_int(ctx, "max_response", 4 * 1024 * 1024);
     if (upstream == NULL || (strncmp(upstream, "http://", 7) != 0 && strncmp(upstream, "https://", 8) != 0)) {
-        h->init_error(ctx, "option upstream must be an http:// or https:// base URL");
+        h->init->error(ctx, "option upstream must be an http:// or https:// base URL");
         free(rt);
         return WEFT_ERROR;
     }
     if (rt->timeout_ms <= 0 || rt->connect_timeout_ms <= 0 || rt->max_connections <= 0 || rt->max_ids <= 0 ||
         rt->max_response <= 0) {
-        h->init_error(ctx, "timeout_ms, connect_timeout_ms, max_connections, max_ids and max_response must be positive");
+        h->init->error(ctx, "timeout_ms, connect_timeout_ms, max_connections, max_ids and max_response must be positive");
         free(rt);
         return WEFT_ERROR;
     }
@@ -94,6 +91,7 @@ typedef struct job {
     weft_http_request *rqs;
     weft_http_response **res;
     size_t left; /* reactive: calls still running */
+    const weft_host_http *http; /* for job_free, which may run without a request */
 } job;
 
 static void job_free(job *j)
@@ -101,7 +99,7 @@ static void job_free(job *j)
     for (size_t i = 0; i < j->n; i++) {
         free(j->urls[i]);
         if (j->res[i] != NULL)
-            host->http_free(j->res[i]);
+            j->http->response_free(j->res[i]);
     }
     free(j->ids);
     free(j->urls);
@@ -113,16 +111,17 @@ static void job_free(job *j)
 /* Parses ids=1,2,3 (positive integers) and builds the calls; answers 400 itself. */
 static job *prepare(weft_req *req, const route *rt)
 {
-    const char *q = host->req_query(req, "ids");
+    const weft_host *h = weft_req_host(req);
+    const char *q = h->request->query(req, "ids", NULL);
     if (q == NULL || *q == '\0') {
-        host->res_error(req, 400, "ids=1,2,3 is required");
+        h->response->error(req, 400, "ids=1,2,3 is required");
         return NULL;
     }
     size_t n = 1;
     for (const char *p = q; *p; p++)
         n += *p == ',';
     if ((long)n > rt->max_ids) {
-        host->res_error(req, 400, "too many ids");
+        h->response->error(req, 400, "too many ids");
         return NULL;
     }
     job *j = calloc(1, sizeof(*j));
@@ -132,7 +131,7 @@ static job *prepare(weft_req *req, const route *rt)
             j->n = 0;
             job_free(j);
         }
-        host->res_error(req, 503, "out of memory");
+        h->response->error(req, 503, "out of memory");
         return NULL;
     }
     j->n = n;
@@ -140,18 +139,19 @@ static job *prepare(weft_req *req, const route *rt)
      * answer holds what this request gathered, so that is what is bounded. */
     size_t share = (size_t)rt->max_response / n;
     share = share < 4096 ? 4096 : share > 1024 * 1024 ? 1024 * 1024 : share;
+    j->http = h->http;
     const char *p = q;
     for (size_t i = 0; i < n; i++) {
         char *end;
         if (!isdigit((unsigned char)*p) || (j->ids[i] = strtol(p, &end, 10)) <= 0 || (*end != ',' && *end != '\0')) {
-            host->res_error(req, 400, "ids must be positive integers separated by commas");
+            h->response->error(req, 400, "ids must be positive integers separated by commas");
             job_free(j);
             return NULL;
         }
         p = *end == ',' ? end + 1 : end;
         size_t len = strlen(rt->prefix) + 24;
         if ((j->urls[i] = malloc(len)) == NULL) {
-            host->res_error(req, 503, "out of memory");
+            h->response->error(req, 503, "out of memory");
             job_free(j);
             return NULL;
         }
@@ -170,53 +170,55 @@ static job *prepare(weft_req *req, const route *rt)
 /* The JSON array, or the first failure as 504 / 502. */
 static void answer(weft_req *req, job *j, long long max_response)
 {
+    const weft_host *h = weft_req_host(req);
     long long total = 0;
     for (size_t i = 0; i < j->n; i++) {
         const weft_http_response *r = j->res[i];
         if (r == NULL) {
-            host->res_error(req, 503, "out of memory");
+            h->response->error(req, 503, "out of memory");
             return;
         }
         if (r->error == WEFT_HTTP_TIMEOUT || r->error == WEFT_HTTP_CONNECT_TIMEOUT) {
-            host->log(req, WEFT_LOG_WARN, "upstream call for id %ld: %s", j->ids[i], r->error_text);
-            host->res_error(req, 504, "upstream timed out");
+            h->log->msg(req, WEFT_LOG_WARN, "upstream call for id %ld: %s", j->ids[i], r->error_text);
+            h->response->error(req, 504, "upstream timed out");
             return;
         }
         if (r->error != WEFT_HTTP_OK || (r->status != 200 && r->status != 404)) {
-            host->log(req, WEFT_LOG_WARN, "upstream call for id %ld: error %d (%s), status %d", j->ids[i], r->error,
+            h->log->msg(req, WEFT_LOG_WARN, "upstream call for id %ld: error %d (%s), status %d", j->ids[i], r->error,
                       r->error_text, r->status);
-            host->res_error(req, 502, "upstream failed");
+            h->response->error(req, 502, "upstream failed");
             return;
         }
         total += (long long)r->body_len;
     }
     if (total > max_response) {
-        host->log(req, WEFT_LOG_WARN, "upstream bodies of %lld bytes together, more than max_response", total);
-        host->res_error(req, 502, "upstream answers larger than max_response");
+        h->log->msg(req, WEFT_LOG_WARN, "upstream bodies of %lld bytes together, more than max_response", total);
+        h->response->error(req, 502, "upstream answers larger than max_response");
         return;
     }
-    host->res_status(req, 200);
-    host->res_header(req, "content-type", "application/json");
-    host->res_write(req, "[", 1);
+    h->response->status(req, 200);
+    h->response->header(req, "content-type", "application/json");
+    h->response->write(req, "[", 1);
     for (size_t i = 0; i < j->n; i++) {
         if (i > 0)
-            host->res_write(req, ",", 1);
+            h->response->write(req, ",", 1);
         if (j->res[i]->status == 404)
-            host->res_write(req, "null", 4);
+            h->response->write(req, "null", 4);
         else
-            host->res_write(req, j->res[i]->body, j->res[i]->body_len);
+            h->response->write(req, j->res[i]->body, j->res[i]->body_len);
     }
-    host->res_write(req, "]\n", 2);
+    h->response->write(req, "]\n", 2);
 }
 
-static int handle(weft_req *req, void *state)
+static weft_rc handle(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     job *j = prepare(req, state);
     if (j == NULL)
         return WEFT_OK;
     /* Every call in flight at once, on a worker as in a coroutine. */
-    if (host->http_fetch_all(req, j->n, j->rqs, j->res) != WEFT_OK)
-        host->res_error(req, 503, "cannot call the upstream");
+    if (h->http->fetch_all(req, j->n, j->rqs, j->res) != WEFT_OK)
+        h->response->error(req, 503, "cannot call the upstream");
     else
         answer(req, j, ((route *)state)->max_response);
     job_free(j);
@@ -231,6 +233,7 @@ typedef struct slot {
 
 static void on_answer(weft_req *req, void *arg, int rc, weft_http_response *res)
 {
+    const weft_host *h = weft_req_host(req);
     (void)rc; /* res->error says it all */
     slot *s = arg;
     job *j = s->j;
@@ -241,16 +244,17 @@ static void on_answer(weft_req *req, void *arg, int rc, weft_http_response *res)
         return;
     answer(req, j, max_response);
     job_free(j);
-    host->done(req, WEFT_OK);
+    h->response->done(req, WEFT_OK);
 }
 
-static int handle_async(weft_req *req, void *state)
+static weft_rc handle_async(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     job *j = prepare(req, state);
     if (j == NULL)
         return WEFT_OK;
     /* One extra count while starting: a call that fails at once calls back
-     * before http_fetch_async returns. */
+     * before fetch returns. */
     j->left = j->n + 1;
     for (size_t i = 0; i < j->n; i++) {
         slot *s = malloc(sizeof(*s));
@@ -260,7 +264,7 @@ static int handle_async(weft_req *req, void *state)
             continue;
         }
         *s = (slot){j, i, ((route *)state)->max_response};
-        host->http_fetch_async(req, &j->rqs[i], on_answer, s);
+        h->http->fetch(req, &j->rqs[i], NULL, on_answer, s);
     }
     if (--j->left > 0)
         return WEFT_AGAIN;

@@ -8,7 +8,7 @@
  * CODE (e.g. 4001).
  *
  * The WebSocket example: under `pool` each client holds a worker while it
- * waits in ws_recv; under `coroutine` it is a suspended coroutine; under
+ * waits in ws->recv; under `coroutine` it is a suspended coroutine; under
  * `reactive` messages arrive in a callback.
  */
 #include <pthread.h>
@@ -18,24 +18,23 @@
 
 #include <weft/plugin.h>
 
-static const weft_host *host;
-
 typedef struct room {
+    const weft_host_ws *ws; /* message callbacks get the room, not a request */
     pthread_mutex_t mu; /* held only around sends, which never block */
     weft_ws **members;
     size_t n, cap;
 } room;
 
-static int init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
-    if (!WEFT_HOST_HAS(h, ws_close)) {
-        h->init_error(ctx, "this weft has no WebSockets");
+    if (h->ws == NULL) {
+        h->init->error(ctx, "this weft has no WebSockets");
         return WEFT_ERROR;
     }
     room *rm = calloc(1, sizeof(*rm));
     if (rm == NULL)
         return WEFT_ERROR;
+    rm->ws = h->ws;
     pthread_mutex_init(&rm->mu, NULL);
     *state = rm;
     return WEFT_OK;
@@ -86,40 +85,42 @@ static void on_message(room *rm, weft_ws *ws, int type, const char *data, size_t
         pthread_mutex_lock(&rm->mu);
         int n = snprintf(buf, sizeof(buf), "who %zu", rm->n);
         pthread_mutex_unlock(&rm->mu);
-        host->ws_send(ws, WEFT_WS_TEXT, buf, (size_t)n);
+        rm->ws->send(ws, WEFT_WS_TEXT, buf, (size_t)n);
         return;
     }
     if (type == WEFT_WS_TEXT && len > 7 && len < 16 && memcmp(data, "/close ", 7) == 0) {
         char code[16]; /* a payload is not NUL-terminated */
         memcpy(code, data + 7, len - 7);
         code[len - 7] = '\0';
-        host->ws_close(ws, atoi(code), "closed on request");
+        rm->ws->close(ws, atoi(code), "closed on request");
         return;
     }
     if (type != WEFT_WS_TEXT && type != WEFT_WS_BINARY)
         return;
     pthread_mutex_lock(&rm->mu);
     for (size_t i = 0; i < rm->n; i++)
-        host->ws_send(rm->members[i], type, data, len); /* a slow reader is closed, the rest go on */
+        rm->ws->send(rm->members[i], type, data, len); /* a slow reader is closed, the rest go on */
     pthread_mutex_unlock(&rm->mu);
 }
 
 static weft_ws *accept_or_400(weft_req *req, room *rm)
 {
-    weft_ws *ws = host->ws_accept(req);
+    const weft_host *h = weft_req_host(req);
+    weft_ws *ws = h->ws->accept(req);
     if (ws == NULL) {
-        host->res_error(req, 400, "expected a WebSocket handshake (HTTP/1.1 GET with Upgrade: websocket)");
+        h->response->error(req, 400, "expected a WebSocket handshake (HTTP/1.1 GET with Upgrade: websocket)");
         return NULL;
     }
     if (join(rm, ws) != 0) {
-        host->ws_close(ws, 1011, "out of memory");
+        h->ws->close(ws, 1011, "out of memory");
         return NULL;
     }
     return ws;
 }
 
-static int handle(weft_req *req, void *state)
+static weft_rc handle(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     room *rm = state;
     weft_ws *ws = accept_or_400(req, rm);
     if (ws == NULL)
@@ -127,7 +128,7 @@ static int handle(weft_req *req, void *state)
     int type;
     const void *data;
     size_t len;
-    while (host->ws_recv(ws, -1, &type, &data, &len) == WEFT_OK)
+    while (h->ws->recv(ws, -1, &type, &data, &len) == WEFT_OK)
         on_message(rm, ws, type, data, len);
     leave(rm, ws);
     return WEFT_OK;
@@ -142,14 +143,14 @@ static void on_async_message(weft_ws *ws, void *arg, int type, const void *data,
         on_message(rm, ws, type, data, len);
 }
 
-static int handle_async(weft_req *req, void *state)
+static weft_rc handle_async(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     room *rm = state;
     weft_ws *ws = accept_or_400(req, rm);
     if (ws == NULL)
         return WEFT_OK;
-    host->ws_on_message(ws, on_async_message, rm);
-    return WEFT_AGAIN;
+    return h->ws->on_message(ws, on_async_message, rm) == WEFT_OK ? WEFT_AGAIN : WEFT_ERROR;
 }
 
 static const weft_plugin descriptor = {

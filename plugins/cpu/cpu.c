@@ -39,8 +39,6 @@
 #define SIEVE_LIMIT 32767
 _Static_assert(SIEVE_LIMIT < 1u << (CPU_MIN_BITS - 1), "a sieve prime could be a candidate");
 
-static const weft_host *host;
-
 /* Process-wide so that every route and thread draws distinct numbers. */
 static atomic_uint_fast64_t hellos;
 
@@ -153,10 +151,10 @@ static void sieve(const struct cpu_route *rt, const mpz_t start, unsigned char *
  * odd numbers; a fresh start only if the search runs past `bits` bits.
  * A window of 2*bits odd numbers holds a prime with probability ~1 - e^-5.8.
  */
-/* The host has req_cancelled (weft >= 1.1) and the request was withdrawn. */
+/* The request was withdrawn (client gone, deadline): stop searching. */
 static int withdrawn(const weft_req *req)
 {
-    return WEFT_HOST_HAS(host, req_cancelled) && host->req_cancelled(req);
+    return weft_req_host(req)->request->cancelled(req);
 }
 
 static int find_prime(const weft_req *req, const struct cpu_route *rt, mpz_t prime)
@@ -238,24 +236,23 @@ static int build_sieve_table(struct cpu_route *rt)
     return WEFT_OK;
 }
 
-static int cpu_init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc cpu_init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
-    long long bits = host->opt_int(ctx, "bits", 1000);
-    long long certainty = host->opt_int(ctx, "certainty", 3);
+    long long bits = h->init->opt_int(ctx, "bits", 1000);
+    long long certainty = h->init->opt_int(ctx, "certainty", 3);
     if (bits < CPU_MIN_BITS || bits > CPU_MAX_BITS) {
-        host->init_error(ctx, "option bits = %lld is out of range %d..%d", bits, CPU_MIN_BITS, CPU_MAX_BITS);
+        h->init->error(ctx, "option bits = %lld is out of range %d..%d", bits, CPU_MIN_BITS, CPU_MAX_BITS);
         return WEFT_ERROR;
     }
     if (certainty < 1 || certainty > CPU_MAX_CERTAINTY) {
-        host->init_error(ctx, "option certainty = %lld is out of range 1..%d", certainty, CPU_MAX_CERTAINTY);
+        h->init->error(ctx, "option certainty = %lld is out of range 1..%d", certainty, CPU_MAX_CERTAINTY);
         return WEFT_ERROR;
     }
     struct cpu_route *rt = calloc(1, sizeof *rt);
     if (rt == NULL || build_sieve_table(rt) != WEFT_OK) {
         if (rt != NULL)
             free_route(rt);
-        host->init_error(ctx, "out of memory");
+        h->init->error(ctx, "out of memory");
         return WEFT_ERROR;
     }
     rt->bits = (unsigned)bits;
@@ -270,8 +267,9 @@ static void cpu_fini(void *state)
     free_route(state);
 }
 
-static int work_and_respond(weft_req *req, const struct cpu_route *rt)
+static weft_rc work_and_respond(weft_req *req, const struct cpu_route *rt)
 {
+    const weft_host *h = weft_req_host(req);
     mpz_t prime;
     mpz_init(prime);
     int rc = find_prime(req, rt, prime);
@@ -279,21 +277,21 @@ static int work_and_respond(weft_req *req, const struct cpu_route *rt)
     if (rc == WEFT_CANCELLED)
         return WEFT_CANCELLED; /* nobody is listening: no answer to build */
     if (rc != WEFT_OK) {
-        host->res_error(req, 503, "out of memory");
+        h->response->error(req, 503, "out of memory");
         return WEFT_OK;
     }
     /* Drawn after the work, so the numbers count answers. Relaxed: only
      * uniqueness matters. */
     unsigned long long n = atomic_fetch_add_explicit(&hellos, 1, memory_order_relaxed) + 1;
-    host->res_status(req, 200);
-    if (host->res_header(req, "content-type", "text/plain") < 0 || host->res_printf(req, "Hello_%llu", n) < 0)
+    if (h->response->status(req, 200) != WEFT_OK || h->response->header(req, "content-type", "text/plain") != WEFT_OK ||
+        h->response->writef(req, "Hello_%llu", n) != WEFT_OK)
         return WEFT_ERROR;
     return WEFT_OK;
 }
 
 /* `pool` runs this on a worker thread, `coroutine` on a loop thread inside a
  * coroutine; either way nothing yields, the CPU is simply busy. */
-static int cpu_handle(weft_req *req, void *state)
+static weft_rc cpu_handle(weft_req *req, void *state)
 {
     return work_and_respond(req, state);
 }
@@ -301,7 +299,7 @@ static int cpu_handle(weft_req *req, void *state)
 /* `reactive`: there is nothing to wait for, so the work runs right here on
  * the loop thread and stalls that loop meanwhile; measuring exactly that cost
  * is the point of this plugin. */
-static int cpu_handle_async(weft_req *req, void *state)
+static weft_rc cpu_handle_async(weft_req *req, void *state)
 {
     return work_and_respond(req, state);
 }

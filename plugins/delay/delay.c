@@ -13,8 +13,6 @@
 
 #define DELAY_MAX_MS 600000 /* ten minutes: longer is a config mistake */
 
-static const weft_host *host;
-
 /* Process-wide so that every route and thread draws distinct numbers. */
 static atomic_uint_fast64_t pings;
 
@@ -22,17 +20,16 @@ struct delay_route {
     uint32_t ms;
 };
 
-static int delay_init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc delay_init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
-    long long ms = host->opt_int(ctx, "ms", 200);
+    long long ms = h->init->opt_int(ctx, "ms", 200);
     if (ms < 0 || ms > DELAY_MAX_MS) {
-        host->init_error(ctx, "option ms = %lld is out of range 0..%d", ms, DELAY_MAX_MS);
+        h->init->error(ctx, "option ms = %lld is out of range 0..%d", ms, DELAY_MAX_MS);
         return WEFT_ERROR;
     }
     struct delay_route *rt = malloc(sizeof *rt);
     if (rt == NULL) {
-        host->init_error(ctx, "out of memory");
+        h->init->error(ctx, "out of memory");
         return WEFT_ERROR;
     }
     rt->ms = (uint32_t)ms;
@@ -46,12 +43,13 @@ static void delay_fini(void *state)
 }
 
 /* The number is drawn when the answer is written, so it counts answers. */
-static int respond(weft_req *req)
+static weft_rc respond(weft_req *req)
 {
+    const weft_host_response *res = weft_req_host(req)->response;
     /* Relaxed: only uniqueness matters, not ordering with other memory. */
     unsigned long long n = atomic_fetch_add_explicit(&pings, 1, memory_order_relaxed) + 1;
-    host->res_status(req, 200);
-    if (host->res_header(req, "content-type", "text/plain") < 0 || host->res_printf(req, "Ping_%llu", n) < 0)
+    if (res->status(req, 200) != WEFT_OK || res->header(req, "content-type", "text/plain") != WEFT_OK ||
+        res->writef(req, "Ping_%llu", n) != WEFT_OK)
         return WEFT_ERROR;
     return WEFT_OK;
 }
@@ -60,17 +58,19 @@ static int respond(weft_req *req)
  * tells the client it may retry. */
 static void answer_wait_failed(weft_req *req, int rc)
 {
+    const weft_host *h = weft_req_host(req);
     /* A withdrawn request is routine (client gone, deadline): no log line,
      * or a flood of resets would become a flood of warnings. */
     if (rc != WEFT_CANCELLED)
-        host->log(req, WEFT_LOG_WARN, "wait ended early (rc %d)", rc);
-    host->res_error(req, 503, "wait interrupted");
+        h->log->msg(req, WEFT_LOG_WARN, "wait ended early (rc %d)", rc);
+    h->response->error(req, 503, "wait interrupted");
 }
 
-static int delay_handle(weft_req *req, void *state)
+static weft_rc delay_handle(weft_req *req, void *state)
 {
     const struct delay_route *rt = state;
-    int rc = host->sleep_ms(req, rt->ms);
+    /* No callback: the worker blocks, or the coroutine suspends. */
+    weft_rc rc = weft_req_host(req)->sync->sleep(req, rt->ms, NULL, NULL);
     if (rc != WEFT_OK) {
         answer_wait_failed(req, rc);
         return WEFT_OK;
@@ -83,20 +83,21 @@ static int delay_handle(weft_req *req, void *state)
 static void on_slept(weft_req *req, void *arg, int rc)
 {
     (void)arg;
+    const weft_host_response *res = weft_req_host(req)->response;
     if (rc != WEFT_OK) {
         answer_wait_failed(req, rc);
-        host->done(req, WEFT_OK);
+        res->done(req, WEFT_OK);
         return;
     }
-    host->done(req, respond(req));
+    res->done(req, respond(req));
 }
 
-static int delay_handle_async(weft_req *req, void *state)
+static weft_rc delay_handle_async(weft_req *req, void *state)
 {
     const struct delay_route *rt = state;
-    /* No per-request state to carry: the callback needs nothing but req. */
-    host->sleep_async(req, rt->ms, on_slept, NULL);
-    return WEFT_AGAIN;
+    /* No per-request state to carry: the callback needs nothing but req.
+     * With a callback the call returns WEFT_AGAIN, the handler's answer. */
+    return weft_req_host(req)->sync->sleep(req, rt->ms, on_slept, NULL);
 }
 
 static const weft_plugin delay_plugin = {

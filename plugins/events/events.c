@@ -10,7 +10,7 @@
  * Each event is flushed on its own; the stream stops after N events or as
  * soon as a flush says the client left (WEFT_CANCELLED), which frees the
  * worker or coroutine within one interval. Blocking style (pool, coroutine)
- * is a loop; reactive chains res_flush_async and sleep_async.
+ * is a loop; reactive chains stream->flush and sync->sleep with callbacks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,21 +18,20 @@
 
 #include <weft/plugin.h>
 
-static const weft_host *host;
-
 typedef struct stream {
     long n, count, interval_ms;
 } stream;
 
 static int parse(weft_req *req, const char *name, long def, long min, long max, long *out)
 {
-    const char *v = host->req_query(req, name);
+    const weft_host *h = weft_req_host(req);
+    const char *v = h->request->query(req, name, NULL);
     char *end = NULL;
     long x = v != NULL ? strtol(v, &end, 10) : def;
     if ((v != NULL && (*v == '\0' || *end != '\0')) || x < min || x > max) {
         char msg[96];
         snprintf(msg, sizeof msg, "%s must be an integer between %ld and %ld", name, min, max);
-        host->res_error_json(req, 400, msg);
+        h->response->error_json(req, 400, msg);
         return -1;
     }
     *out = x;
@@ -49,15 +48,17 @@ static int setup(weft_req *req, stream *s)
 
 static int append_event(weft_req *req, stream *s)
 {
+    const weft_host *h = weft_req_host(req);
     char id[24], data[64];
     s->n++;
     snprintf(id, sizeof id, "%ld", s->n);
     snprintf(data, sizeof data, "{\"n\":%ld,\"of\":%ld}", s->n, s->count);
-    return host->res_sse(req, id, NULL, data);
+    return h->stream->sse(req, id, NULL, data);
 }
 
-static int ev_handle(weft_req *req, void *state)
+static weft_rc ev_handle(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     (void)state;
     stream s = {0};
     if (setup(req, &s) != 0)
@@ -65,12 +66,12 @@ static int ev_handle(weft_req *req, void *state)
     while (s.n < s.count) {
         if (append_event(req, &s) != WEFT_OK)
             return WEFT_ERROR;
-        int rc = host->res_flush(req);
+        int rc = h->stream->flush(req, NULL, NULL);
         if (rc == WEFT_CANCELLED)
             return WEFT_OK; /* the client left: nobody to answer */
         if (rc != WEFT_OK)
             return WEFT_ERROR;
-        if (s.n < s.count && host->sleep_ms(req, (uint32_t)s.interval_ms) != WEFT_OK)
+        if (s.n < s.count && h->sync->sleep(req, (uint32_t)s.interval_ms, NULL, NULL) != WEFT_OK)
             return WEFT_ERROR;
     }
     return WEFT_OK;
@@ -80,32 +81,35 @@ static void next_event(weft_req *req, void *arg, int rc);
 
 static void on_flushed(weft_req *req, void *arg, int rc)
 {
+    const weft_host *h = weft_req_host(req);
     stream *s = arg;
     if (rc != WEFT_OK || s->n >= s->count) {
         free(s);
-        host->done(req, rc == WEFT_CANCELLED ? WEFT_OK : rc);
+        h->response->done(req, rc == WEFT_CANCELLED ? WEFT_OK : rc);
         return;
     }
-    host->sleep_async(req, (uint32_t)s->interval_ms, next_event, s);
+    h->sync->sleep(req, (uint32_t)s->interval_ms, next_event, s);
 }
 
 static void next_event(weft_req *req, void *arg, int rc)
 {
+    const weft_host *h = weft_req_host(req);
     stream *s = arg;
     if (rc != WEFT_OK || append_event(req, s) != WEFT_OK) {
         free(s);
-        host->done(req, WEFT_ERROR);
+        h->response->done(req, WEFT_ERROR);
         return;
     }
-    host->res_flush_async(req, on_flushed, s);
+    h->stream->flush(req, on_flushed, s);
 }
 
-static int ev_handle_async(weft_req *req, void *state)
+static weft_rc ev_handle_async(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     (void)state;
     stream *s = calloc(1, sizeof *s);
     if (s == NULL)
-        return host->res_error_json(req, 503, "out of memory");
+        return h->response->error_json(req, 503, "out of memory");
     if (setup(req, s) != 0) {
         free(s);
         return WEFT_OK;
@@ -114,12 +118,11 @@ static int ev_handle_async(weft_req *req, void *state)
     return WEFT_AGAIN;
 }
 
-static int ev_init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc ev_init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
     *state = NULL;
-    if (!WEFT_HOST_HAS(h, res_sse)) {
-        h->init_error(ctx, "this weft cannot stream responses (plugin API 1.1 needed)");
+    if (h->stream == NULL) {
+        h->init->error(ctx, "this weft cannot stream responses (no stream group)");
         return WEFT_ERROR;
     }
     return WEFT_OK;

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <weft/plugin.h> /* the only weft header a plugin may use */
+#include <weft/plugin.h> /* the only weft header a plugin may use (it includes weft/host_*.h) */
 
-/* The host table is the same for every route and outlives the plugin, so one
- * static copy is enough; init() sets it before any handler can run. */
-static const weft_host *host;
+/* No global host pointer: init() gets the host table, and a handler reaches
+ * it from its request with weft_req_host(req). Its groups (h->request,
+ * h->response, h->sync, ...) are declared in weft/host_*.h. */
 
 /* Per-route state: one route can say "hi", another "hello". Read-only after
  * init, because loop threads and worker threads share it without locks. */
@@ -17,16 +17,15 @@ struct hello_route {
     char *greeting;
 };
 
-static int hello_init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc hello_init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
     struct hello_route *rt = calloc(1, sizeof *rt);
     /* Option strings belong to the config, which is freed after init (and on
      * every reload): keep a private copy. */
-    const char *greeting = host->opt_string(ctx, "greeting", "hello");
+    const char *greeting = h->init->opt_string(ctx, "greeting", "hello");
     if (rt == NULL || (rt->greeting = strdup(greeting)) == NULL) {
         free(rt);
-        host->init_error(ctx, "out of memory");
+        h->init->error(ctx, "out of memory");
         return WEFT_ERROR; /* the route, and with it the (re)load, fails */
     }
     *state = rt;
@@ -40,28 +39,31 @@ static void hello_fini(void *state)
     free(rt);
 }
 
-/* Shared by both entry points. res_* fail only when the host cannot take the
- * bytes (out of memory); WEFT_ERROR hands that to the host, which answers 500. */
-static int respond(weft_req *req, const struct hello_route *rt)
+/* Shared by both entry points. The response calls fail only when the host
+ * cannot take the bytes (out of memory); WEFT_ERROR hands that to the host,
+ * which answers 500. */
+static weft_rc respond(weft_req *req, const struct hello_route *rt)
 {
-    host->res_status(req, 200);
-    if (host->res_header(req, "content-type", "text/plain") < 0 ||
-        host->res_write(req, rt->greeting, strlen(rt->greeting)) < 0)
+    const weft_host_response *res = weft_req_host(req)->response;
+    if (res->status(req, 200) != WEFT_OK || res->header(req, "content-type", "text/plain") != WEFT_OK ||
+        res->write(req, rt->greeting, strlen(rt->greeting)) != WEFT_OK)
         return WEFT_ERROR;
     return WEFT_OK;
 }
 
-/* Blocking style (`pool` and `coroutine` policies): may call blocking host
- * primitives such as sleep_ms; this one has nothing to wait for. */
-static int hello_handle(weft_req *req, void *state)
+/* Blocking style (`pool` and `coroutine` policies): may call the host's
+ * waits without a callback (h->sync->sleep(req, ms, NULL, NULL)); this one
+ * has nothing to wait for. */
+static weft_rc hello_handle(weft_req *req, void *state)
 {
     return respond(req, state);
 }
 
 /* Reactive style (`reactive` policy) runs on the event loop and must never
- * block. Work that finishes at once returns WEFT_OK; work that waits would
- * return WEFT_AGAIN and call host->done() from a callback (see delay.c). */
-static int hello_handle_async(weft_req *req, void *state)
+ * block. Work that finishes at once returns WEFT_OK; work that waits starts
+ * a host call with a callback, returns its WEFT_AGAIN and calls
+ * h->response->done() from the callback (see delay.c). */
+static weft_rc hello_handle_async(weft_req *req, void *state)
 {
     return respond(req, state);
 }

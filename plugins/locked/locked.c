@@ -21,8 +21,6 @@
 #define LOCKED_MAX_WORKERS 100000
 #define LOCKED_MAX_HOLD_MS 600000
 
-static const weft_host *host;
-
 /* Process-wide: picks the worker and numbers the answer. */
 static atomic_uint_fast64_t requests;
 
@@ -32,6 +30,7 @@ struct worker {
 };
 
 struct locked_route {
+    const weft_host_sync *sync; /* for fini, which gets no request */
     uint32_t hold_ms;
     size_t nworkers;
     struct worker workers[];
@@ -48,35 +47,35 @@ struct pending {
 static void free_route(struct locked_route *rt, size_t created)
 {
     for (size_t i = 0; i < created; i++)
-        host->mutex_free(rt->workers[i].mutex);
+        rt->sync->mutex_free(rt->workers[i].mutex);
     free(rt);
 }
 
-static int locked_init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc locked_init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
-    long long nworkers = host->opt_int(ctx, "workers", 50);
-    long long hold_ms = host->opt_int(ctx, "hold_ms", 100);
+    long long nworkers = h->init->opt_int(ctx, "workers", 50);
+    long long hold_ms = h->init->opt_int(ctx, "hold_ms", 100);
     if (nworkers < 1 || nworkers > LOCKED_MAX_WORKERS) {
-        host->init_error(ctx, "option workers = %lld is out of range 1..%d", nworkers, LOCKED_MAX_WORKERS);
+        h->init->error(ctx, "option workers = %lld is out of range 1..%d", nworkers, LOCKED_MAX_WORKERS);
         return WEFT_ERROR;
     }
     if (hold_ms < 0 || hold_ms > LOCKED_MAX_HOLD_MS) {
-        host->init_error(ctx, "option hold_ms = %lld is out of range 0..%d", hold_ms, LOCKED_MAX_HOLD_MS);
+        h->init->error(ctx, "option hold_ms = %lld is out of range 0..%d", hold_ms, LOCKED_MAX_HOLD_MS);
         return WEFT_ERROR;
     }
     struct locked_route *rt = malloc(sizeof *rt + (size_t)nworkers * sizeof rt->workers[0]);
     if (rt == NULL) {
-        host->init_error(ctx, "out of memory for %lld workers", nworkers);
+        h->init->error(ctx, "out of memory for %lld workers", nworkers);
         return WEFT_ERROR;
     }
+    rt->sync = h->sync;
     rt->hold_ms = (uint32_t)hold_ms;
     rt->nworkers = (size_t)nworkers;
     for (size_t i = 0; i < rt->nworkers; i++) {
         atomic_init(&rt->workers[i].holders, 0);
-        if ((rt->workers[i].mutex = host->mutex_new()) == NULL) {
+        if ((rt->workers[i].mutex = h->sync->mutex_new()) == NULL) {
             free_route(rt, i);
-            host->init_error(ctx, "cannot create mutex %zu of %lld", i + 1, nworkers);
+            h->init->error(ctx, "cannot create mutex %zu of %lld", i + 1, nworkers);
             return WEFT_ERROR;
         }
     }
@@ -106,14 +105,15 @@ static unsigned long long take_number(const struct locked_route *rt, size_t *ind
  */
 static int enter(weft_req *req, struct worker *w, size_t index)
 {
+    const weft_host *h = weft_req_host(req);
     unsigned seen = atomic_fetch_add(&w->holders, 1) + 1;
     if (seen == 1)
         return 1;
     atomic_fetch_sub(&w->holders, 1);
     char msg[64];
     snprintf(msg, sizeof msg, "two holders of worker %zu", index);
-    host->log(req, WEFT_LOG_ERROR, "mutual exclusion broken: %s (%u seen)", msg, seen);
-    host->res_error(req, 500, msg);
+    h->log->msg(req, WEFT_LOG_ERROR, "mutual exclusion broken: %s (%u seen)", msg, seen);
+    h->response->error(req, 500, msg);
     return 0;
 }
 
@@ -122,10 +122,11 @@ static void leave(struct worker *w)
     atomic_fetch_sub(&w->holders, 1);
 }
 
-static int respond(weft_req *req, unsigned long long n)
+static weft_rc respond(weft_req *req, unsigned long long n)
 {
-    host->res_status(req, 200);
-    if (host->res_header(req, "content-type", "text/plain") < 0 || host->res_printf(req, "Ping_%llu", n) < 0)
+    const weft_host_response *res = weft_req_host(req)->response;
+    if (res->status(req, 200) != WEFT_OK || res->header(req, "content-type", "text/plain") != WEFT_OK ||
+        res->writef(req, "Ping_%llu", n) != WEFT_OK)
         return WEFT_ERROR;
     return WEFT_OK;
 }
@@ -134,55 +135,59 @@ static int respond(weft_req *req, unsigned long long n)
  * may retry, so 503 rather than 500. */
 static void answer_host_failed(weft_req *req, const char *what, int rc)
 {
+    const weft_host *h = weft_req_host(req);
     if (rc != WEFT_CANCELLED) /* withdrawn requests are routine: no log flood */
-        host->log(req, WEFT_LOG_WARN, "%s failed (rc %d)", what, rc);
-    host->res_error(req, rc == WEFT_ERROR ? 500 : 503, "lock or wait interrupted");
+        h->log->msg(req, WEFT_LOG_WARN, "%s failed (rc %d)", what, rc);
+    h->response->error(req, rc == WEFT_ERROR ? 500 : 503, "lock or wait interrupted");
 }
 
 /* ---- blocking style: lock, sleep, unlock ---- */
 
-static int locked_handle(weft_req *req, void *state)
+static weft_rc locked_handle(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     struct locked_route *rt = state;
     size_t index;
     unsigned long long n = take_number(rt, &index);
     struct worker *w = &rt->workers[index];
 
-    int rc = host->mutex_lock(req, w->mutex);
+    int rc = h->sync->lock(req, w->mutex, NULL, NULL);
     if (rc != WEFT_OK) {
-        answer_host_failed(req, "mutex_lock", rc);
+        answer_host_failed(req, "lock", rc);
         return WEFT_OK;
     }
     if (!enter(req, w, index)) {
-        host->mutex_unlock(req, w->mutex);
+        h->sync->unlock(req, w->mutex);
         return WEFT_OK;
     }
-    rc = host->sleep_ms(req, rt->hold_ms);
+    rc = h->sync->sleep(req, rt->hold_ms, NULL, NULL);
     leave(w);
-    host->mutex_unlock(req, w->mutex);
+    h->sync->unlock(req, w->mutex);
     if (rc != WEFT_OK) {
-        answer_host_failed(req, "sleep_ms", rc);
+        answer_host_failed(req, "sleep", rc);
         return WEFT_OK;
     }
     return respond(req, n);
 }
 
-/* ---- reactive style: mutex_lock_async -> on_locked -> sleep_async -> on_slept ---- */
+/* ---- reactive style: lock -> on_locked -> sleep -> on_slept, with callbacks ---- */
 
 /* Every path that ends the chain comes through here, so `p` is freed once. */
 static void finish(weft_req *req, struct pending *p, int rc)
 {
+    const weft_host *h = weft_req_host(req);
     free(p);
-    host->done(req, rc);
+    h->response->done(req, rc);
 }
 
 static void on_slept(weft_req *req, void *arg, int rc)
 {
+    const weft_host *h = weft_req_host(req);
     struct pending *p = arg;
     leave(p->w);
-    host->mutex_unlock(req, p->w->mutex);
+    h->sync->unlock(req, p->w->mutex);
     if (rc != WEFT_OK) {
-        answer_host_failed(req, "sleep_async", rc);
+        answer_host_failed(req, "sleep (callback)", rc);
         finish(req, p, WEFT_OK);
         return;
     }
@@ -191,34 +196,35 @@ static void on_slept(weft_req *req, void *arg, int rc)
 
 static void on_locked(weft_req *req, void *arg, int rc)
 {
+    const weft_host *h = weft_req_host(req);
     struct pending *p = arg;
     if (rc != WEFT_OK) {
         /* The lock was not granted, so there is nothing to release. */
-        answer_host_failed(req, "mutex_lock_async", rc);
+        answer_host_failed(req, "lock (callback)", rc);
         finish(req, p, WEFT_OK);
         return;
     }
     if (!enter(req, p->w, p->index)) {
-        host->mutex_unlock(req, p->w->mutex);
+        h->sync->unlock(req, p->w->mutex);
         finish(req, p, WEFT_OK);
         return;
     }
-    host->sleep_async(req, p->rt->hold_ms, on_slept, p);
+    h->sync->sleep(req, p->rt->hold_ms, on_slept, p); /* WEFT_AGAIN: on_slept runs */
 }
 
-static int locked_handle_async(weft_req *req, void *state)
+static weft_rc locked_handle_async(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     struct locked_route *rt = state;
     struct pending *p = malloc(sizeof *p);
     if (p == NULL) {
-        host->res_error(req, 503, "out of memory");
+        h->response->error(req, 503, "out of memory");
         return WEFT_OK;
     }
     p->rt = rt;
     p->n = take_number(rt, &p->index);
     p->w = &rt->workers[p->index];
-    host->mutex_lock_async(req, p->w->mutex, on_locked, p);
-    return WEFT_AGAIN;
+    return h->sync->lock(req, p->w->mutex, on_locked, p); /* WEFT_AGAIN */
 }
 
 static const weft_plugin locked_plugin = {

@@ -37,8 +37,6 @@
 /* A person is a flat object (depth 1); see nesting_too_deep(). */
 #define JSON_DEPTH_MAX 16
 
-static const weft_host *host;
-
 /* ---- SQL: constants only; every value is a $n parameter ---- */
 
 #define PERSON_JSON "json_build_object('id', id, 'name', name, 'age', age, 'gender', gender)"
@@ -82,8 +80,9 @@ typedef struct op {
 
 static int send_json(weft_req *req, int status, const char *text, size_t len)
 {
-    host->res_status(req, status);
-    if (host->res_header(req, "content-type", "application/json") < 0 || host->res_write(req, text, len) < 0)
+    const weft_host *h = weft_req_host(req);
+    h->response->status(req, status);
+    if (h->response->header(req, "content-type", "application/json") < 0 || h->response->write(req, text, len) < 0)
         return WEFT_ERROR;
     return WEFT_OK;
 }
@@ -135,9 +134,10 @@ static int send_error(weft_req *req, int status, const char *fmt, ...)
 
 static int method_not_allowed(weft_req *req, const char *method, const char *allow)
 {
+    const weft_host *h = weft_req_host(req);
     /* Set after send_error: it writes status and body, headers add up. */
     int rc = send_error(req, 405, "method %.16s not allowed here", method);
-    if (host->res_header(req, "allow", allow) < 0)
+    if (h->response->header(req, "allow", allow) < 0)
         return WEFT_ERROR;
     return rc;
 }
@@ -271,9 +271,10 @@ static int is_json_content_type(const char *ct)
 /* ?limit= and ?offset= into params[first] and [first + 1]. */
 static int plan_page(weft_req *req, op *o, int first)
 {
+    const weft_host *h = weft_req_host(req);
     long long limit = LIMIT_DEFAULT, offset = 0;
-    const char *l = host->req_query(req, "limit");
-    const char *f = host->req_query(req, "offset");
+    const char *l = h->request->query(req, "limit", NULL);
+    const char *f = h->request->query(req, "offset", NULL);
     if (l != NULL && !parse_bounded(l, 1, LIMIT_MAX, &limit))
         return send_error(req, 400, "limit must be an integer between 1 and %d", LIMIT_MAX);
     if (f != NULL && !parse_bounded(f, 0, INT_MAX, &offset))
@@ -362,10 +363,11 @@ static const char *check_gender(const json_t *v)
 
 static int plan_create(weft_req *req, op *o)
 {
-    if (!is_json_content_type(host->req_header(req, "content-type")))
+    const weft_host *h = weft_req_host(req);
+    if (!is_json_content_type(h->request->header(req, "content-type", NULL)))
         return send_error(req, 415, "content-type must be application/json");
     size_t len;
-    const char *text = host->req_body(req, &len);
+    const char *text = h->request->body(req, &len);
     if (nesting_too_deep(text, len))
         return send_error(req, 400, "invalid JSON: nested more than %d levels deep", JSON_DEPTH_MAX);
     json_error_t err;
@@ -415,12 +417,13 @@ static int plan_create(weft_req *req, op *o)
  * fits no operation is answered here too. */
 static int plan(weft_req *req, op *o)
 {
+    const weft_host *h = weft_req_host(req);
     memset(o, 0, sizeof(*o));
-    const char *method = host->req_method(req);
+    const char *method = h->request->method(req);
     int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-    const char *id = host->req_param(req, "id");
-    const char *name = host->req_param(req, "name");
-    const char *age = host->req_param(req, "age");
+    const char *id = h->request->param(req, "id", NULL);
+    const char *name = h->request->param(req, "name", NULL);
+    const char *age = h->request->param(req, "age", NULL);
     if (id != NULL) {
         if (get)
             return plan_id(req, o, id, OP_GET);
@@ -445,23 +448,24 @@ static int plan(weft_req *req, op *o)
 
 static int database_failed(weft_req *req, int rc, const weft_result *res)
 {
+    const weft_host *h = weft_req_host(req);
     switch (rc) {
     case WEFT_TIMEOUT:
-        host->log(req, WEFT_LOG_WARN, "statement timed out");
+        h->log->msg(req, WEFT_LOG_WARN, "statement timed out");
         /* fall through */
     case WEFT_UNAVAILABLE:
     case WEFT_CANCELLED: /* shutting down: another instance may answer */
-        if (send_error(req, 503, "database unavailable") < 0 || host->res_header(req, "retry-after", "1") < 0)
+        if (send_error(req, 503, "database unavailable") < 0 || h->response->header(req, "retry-after", "1") < 0)
             return WEFT_ERROR;
         return WEFT_OK;
     default: {
         /* libpq's message continues with context lines (LINE 1: …, a caret):
          * the first line keeps the log one line per event. */
-        const char *msg = res != NULL ? host->result_error(res) : "no result";
+        const char *msg = res != NULL ? h->db->result_error(res) : "no result";
         if (msg == NULL)
             msg = "no message";
-        host->log(req, WEFT_LOG_ERROR, "query failed (rc %d, SQLSTATE %s): %.*s", rc,
-                  res != NULL ? host->result_sqlstate(res) : "none", (int)strcspn(msg, "\n"), msg);
+        h->log->msg(req, WEFT_LOG_ERROR, "query failed (rc %d, SQLSTATE %s): %.*s", rc,
+                  res != NULL ? h->db->result_sqlstate(res) : "none", (int)strcspn(msg, "\n"), msg);
         return send_error(req, 500, "database error");
     }
     }
@@ -471,18 +475,20 @@ static int database_failed(weft_req *req, int rc, const weft_result *res)
  * fault (a schema that differs from sql/, say), not the client's. */
 static int bad_shape(weft_req *req)
 {
-    host->log(req, WEFT_LOG_ERROR, "unexpected result shape; is the schema from sql/ applied?");
+    const weft_host *h = weft_req_host(req);
+    h->log->msg(req, WEFT_LOG_ERROR, "unexpected result shape; is the schema from sql/ applied?");
     return send_error(req, 500, "database error");
 }
 
 static int created(weft_req *req, const weft_result *res)
 {
-    const char *id = host->result_value(res, 0, 0);
-    const char *json = host->result_value(res, 0, 1);
-    if (host->result_rows(res) != 1 || id == NULL || json == NULL)
+    const weft_host *h = weft_req_host(req);
+    const char *id = h->db->result_value(res, 0, 0);
+    const char *json = h->db->result_value(res, 0, 1);
+    if (h->db->result_rows(res) != 1 || id == NULL || json == NULL)
         return bad_shape(req);
     /* Location: the collection's path as the client used it, plus the id. */
-    const char *path = host->req_path(req);
+    const char *path = h->request->path(req);
     size_t plen = strlen(path);
     int slash = plen == 0 || path[plen - 1] != '/';
     char *loc = malloc(plen + (size_t)slash + strlen(id) + 1);
@@ -490,7 +496,7 @@ static int created(weft_req *req, const weft_result *res)
         return WEFT_ERROR;
     sprintf(loc, "%s%s%s", path, slash ? "/" : "", id);
     int rc = send_json(req, 201, json, strlen(json));
-    if (rc == WEFT_OK && host->res_header(req, "location", loc) < 0)
+    if (rc == WEFT_OK && h->response->header(req, "location", loc) < 0)
         rc = WEFT_ERROR;
     free(loc);
     return rc;
@@ -498,22 +504,23 @@ static int created(weft_req *req, const weft_result *res)
 
 static int answer(weft_req *req, const op *o, const weft_result *res)
 {
+    const weft_host *h = weft_req_host(req);
     const char *json;
     switch (o->kind) {
     case OP_CREATE:
         return created(req, res);
     case OP_GET:
-        if (host->result_rows(res) == 0)
+        if (h->db->result_rows(res) == 0)
             return send_error(req, 404, "person %lld not found", o->id);
-        json = host->result_value(res, 0, 0);
+        json = h->db->result_value(res, 0, 0);
         return json != NULL ? send_json(req, 200, json, strlen(json)) : bad_shape(req);
     case OP_DELETE:
-        if (host->result_affected(res) == 0)
+        if (h->db->result_affected(res) == 0)
             return send_error(req, 404, "person %lld not found", o->id);
-        host->res_status(req, 204);
+        h->response->status(req, 204);
         return WEFT_OK;
     case OP_PAGE:
-        json = host->result_rows(res) == 1 ? host->result_value(res, 0, 0) : NULL;
+        json = h->db->result_rows(res) == 1 ? h->db->result_value(res, 0, 0) : NULL;
         return json != NULL ? send_json(req, 200, json, strlen(json)) : bad_shape(req);
     }
     return bad_shape(req);
@@ -523,9 +530,10 @@ static int answer(weft_req *req, const op *o, const weft_result *res)
  * and the result hold. */
 static int finish(weft_req *req, op *o, int rc, weft_result *res)
 {
+    const weft_host *h = weft_req_host(req);
     int out = rc == WEFT_OK && res != NULL ? answer(req, o, res) : database_failed(req, rc, res);
     if (res != NULL)
-        host->result_free(res);
+        h->db->result_free(res);
     json_decref(o->body);
     o->body = NULL;
     return out;
@@ -533,13 +541,13 @@ static int finish(weft_req *req, op *o, int rc, weft_result *res)
 
 /* ---- entry points ---- */
 
-static int persons_init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc persons_init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
-    /* An older host has a shorter table: calling past its end would crash. */
-    if (!WEFT_HOST_HAS(h, result_free)) {
-        h->init_error(ctx, "this weft (%s) has no database API; the persons plugin needs a host with "
-                           "db_query/db_query_async (plugin API with PostgreSQL support)",
+    /* A server built without database support has no db group: say so
+     * here rather than failing every request. */
+    if (h->db == NULL) {
+        h->init->error(ctx, "this weft (%s) has no database API; the persons plugin needs a host with "
+                           "the db group (plugin API with PostgreSQL support)",
                       h->server_version != NULL ? h->server_version : "unknown version");
         return WEFT_ERROR;
     }
@@ -553,29 +561,32 @@ static void persons_fini(void *state)
 }
 
 /* pool: blocks the worker; coroutine: suspends it until the result is in. */
-static int persons_handle(weft_req *req, void *state)
+static weft_rc persons_handle(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     (void)state;
     op o;
     int p = plan(req, &o);
     if (p != PLANNED)
         return p;
     weft_result *res = NULL;
-    int rc = host->db_query(req, o.sql, o.nparams, o.params, &res);
+    int rc = h->db->query(req, o.sql, o.nparams, o.params, &res, NULL, NULL);
     return finish(req, &o, rc, res);
 }
 
 /* On the loop thread, once the query has an outcome. */
 static void on_result(weft_req *req, void *arg, int rc, weft_result *res)
 {
+    const weft_host *h = weft_req_host(req);
     op *o = arg;
     int out = finish(req, o, rc, res);
     free(o);
-    host->done(req, out);
+    h->response->done(req, out);
 }
 
-static int persons_handle_async(weft_req *req, void *state)
+static weft_rc persons_handle_async(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     (void)state;
     /* On the heap: the operation must outlive this call until on_result. */
     op *o = malloc(sizeof(*o));
@@ -586,7 +597,7 @@ static int persons_handle_async(weft_req *req, void *state)
         free(o); /* plan() holds nothing when it answered itself */
         return p;
     }
-    host->db_query_async(req, o->sql, o->nparams, o->params, on_result, o);
+    h->db->query(req, o->sql, o->nparams, o->params, NULL, on_result, o);
     return WEFT_AGAIN;
 }
 

@@ -41,16 +41,17 @@ int weft_descriptor_check(const void *desc, size_t size_avail, const char *expec
                  WEFT_PLUGIN_MAGIC);
         return -1;
     }
-    if (d->abi_version != WEFT_PLUGIN_ABI) {
+    /* ABI 1 plugins keep loading: route_init.c hands them the flat table. */
+    if (d->abi_version != WEFT_PLUGIN_ABI && d->abi_version != 1) {
         snprintf(why, size,
-                 "plugin ABI mismatch: the plugin was built for plugin ABI %u, this server speaks ABI %u; rebuild it "
-                 "against this server's weft/plugin.h",
+                 "plugin ABI mismatch: the plugin was built for plugin ABI %u, this server speaks ABI %u (and "
+                 "still loads ABI 1); rebuild it against this server's weft/plugin.h",
                  d->abi_version, WEFT_PLUGIN_ABI);
         return -1;
     }
     if (d->struct_size < WEFT_PLUGIN_MIN_SIZE || d->struct_size > size_avail) {
         snprintf(why, size, "descriptor size %u is invalid: plugin ABI %u descriptors are at least %zu bytes",
-                 d->struct_size, WEFT_PLUGIN_ABI, (size_t)WEFT_PLUGIN_MIN_SIZE);
+                 d->struct_size, d->abi_version, (size_t)WEFT_PLUGIN_MIN_SIZE);
         return -1;
     }
     if (d->flags != 0) {

@@ -14,7 +14,7 @@
 #include "base/errors.h"
 #include "request/route.h"
 
-/** Descriptor bytes of ABI 1: everything up to and including handle_async. */
+/** Descriptor bytes of ABI 1.0 (and the least of ABI 2): everything up to and including handle_async. */
 #define WEFT_PLUGIN_MIN_SIZE (offsetof(weft_plugin, handle_async) + sizeof(void *))
 
 typedef struct weft_module {

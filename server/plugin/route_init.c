@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plugin/host.h"
+#include "request/request.h"
+
 static const char *file_of(const weft_init *ctx, const config_setting_t *s)
 {
     return s != NULL && config_setting_source_file(s) != NULL ? config_setting_source_file(s) : ctx->file;
@@ -96,16 +99,33 @@ void weft_init_check_unused(weft_init *ctx)
     }
 }
 
-int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state, struct weft_ptimers *timers,
+/* init and load have one shape per ABI: the host table they get. An ABI 1
+ * descriptor's pointer is converted back to the type it was built with. */
+static int call_init(const weft_plugin *desc, weft_rc (*fn)(const weft_host *, weft_init *, void **),
+                     const weft_host_set *hosts, weft_init *ctx, void **state)
+{
+    if (desc->abi_version == 1) {
+        weft_v1_init_fn v1 = (weft_v1_init_fn)(void (*)(void))fn;
+        return v1(hosts->abi1, ctx, state);
+    }
+    return fn(hosts->abi2, ctx, state);
+}
+
+int weft_route_init_run(weft_route *r, const struct weft_host_set *hosts, void *plugin_state, struct weft_ptimers *timers,
                         weft_errors *errs)
 {
+    /* Every route inits before it serves, so requests find the table. Set
+     * once, at the first init (before the loops start): later inits only
+     * read it, and the loops' reads race with no write. */
+    if (weft_req_default_host != hosts->abi2)
+        weft_req_default_host = hosts->abi2;
     char what[300];
     weft_init ctx = weft_route_init_for_route(r->cfg, what, sizeof(what), errs);
     ctx.plugin_state = plugin_state;
     ctx.timers = timers;
     int rc = WEFT_OK;
     if (r->desc->init != NULL)
-        rc = r->desc->init(host, &ctx, &r->state);
+        rc = call_init(r->desc, r->desc->init, hosts, &ctx, &r->state);
     if (rc != WEFT_OK && !ctx.failed)
         weft_route_init_init_error(&ctx, "init returned %d", rc);
     if (!ctx.failed)
@@ -115,7 +135,7 @@ int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state
     return ctx.failed ? -1 : 0;
 }
 
-int weft_route_init_load(const weft_config *cfg, const char *name, const weft_plugin *desc, const weft_host *host,
+int weft_route_init_load(const weft_config *cfg, const char *name, const weft_plugin *desc, const struct weft_host_set *hosts,
                          void **state, unsigned char *loaded, struct weft_ptimers *timers, weft_errors *errs)
 {
     if (desc->load == NULL)
@@ -126,7 +146,7 @@ int weft_route_init_load(const weft_config *cfg, const char *name, const weft_pl
     weft_init ctx = {.plugin = name, .options = opts, .what = what, .file = cfg->path,
                      .line = opts != NULL ? (int)config_setting_source_line(opts) : 0, .timers = timers,
                      .errs = errs};
-    int rc = desc->load(host, &ctx, state);
+    int rc = call_init(desc, desc->load, hosts, &ctx, state);
     if (rc != WEFT_OK && !ctx.failed)
         weft_route_init_init_error(&ctx, "load returned %d", rc);
     if (!ctx.failed)

@@ -12,6 +12,8 @@
 #include "request/route.h"
 #include "base/errors.h"
 
+struct weft_host_set;
+
 struct weft_init {
     const weft_route_cfg *rc; /* NULL for a plugin's load() */
     const char *plugin;
@@ -41,12 +43,13 @@ void weft_init_check_unused(weft_init *ctx);
 
 /**
  * Calls the plugin's init for route `r` (cfg and desc set) with its
- * options, the plugin's own state and `host` (plugin/host.h's table: passed
- * in, since that table holds this module's functions); 0, or -1 with the
+ * options, the plugin's own state and the host table of the ABI its
+ * descriptor was built for, taken from `hosts` (plugin/host.h's tables:
+ * passed in, since they hold this module's functions); 0, or -1 with the
  * reasons in `errs`. Sets r->initialised when fini must run. Timers the
  * init starts go to `timers` (the plugin load's set).
  */
-int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state, struct weft_ptimers *timers,
+int weft_route_init_run(weft_route *r, const struct weft_host_set *hosts, void *plugin_state, struct weft_ptimers *timers,
                         weft_errors *errs);
 
 /**
@@ -54,7 +57,7 @@ int weft_route_init_run(weft_route *r, const weft_host *host, void *plugin_state
  * options from `cfg`; the plugin's state goes to `state`, and `loaded` is
  * set when unload must run. 0, or -1 with the reasons in `errs`.
  */
-int weft_route_init_load(const weft_config *cfg, const char *name, const weft_plugin *desc, const weft_host *host,
+int weft_route_init_load(const weft_config *cfg, const char *name, const weft_plugin *desc, const struct weft_host_set *hosts,
                          void **state, unsigned char *loaded, struct weft_ptimers *timers, weft_errors *errs);
 
 #endif

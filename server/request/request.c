@@ -131,6 +131,8 @@ int weft_req_slot_new(size_t size)
 
 static weft_arena_chunk *first_chunk(weft_req *r) { return (weft_arena_chunk *)((char *)r + FIRST_CHUNK_AT); }
 
+const struct weft_host *weft_req_default_host;
+
 weft_req *weft_req_new(void)
 {
     if (!atomic_load_explicit(&reqs_made, memory_order_relaxed))
@@ -144,6 +146,7 @@ weft_req *weft_req_new(void)
         c->size = ARENA_FIRST_CHUNK;
         r->arena = c;
         r->status = 200;
+        r->head.host = weft_req_default_host;
         weft_req_cancel_init(r);
     }
     return r;

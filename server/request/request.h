@@ -49,6 +49,7 @@ typedef enum weft_exec {
 } weft_exec;
 
 struct weft_req {
+    struct weft_req_head head; /* first: weft_req_host() reads it (plugin API 2); weft_req_default_host */
     weft_arena_chunk *arena;
 
     /* request, immutable after dispatch */
@@ -198,6 +199,11 @@ int weft_access_res_cookie(weft_req *r, const char *name, const char *value, lon
 int weft_access_res_redirect(weft_req *r, int status, const char *location);
 
 weft_req *weft_req_new(void);
+/**
+ * What weft_req_host() of every new request returns (plugin API 2's table).
+ * plugin/ sets it before the first route's init, so before any handler.
+ */
+extern const struct weft_host *weft_req_default_host;
 void weft_req_free(weft_req *r);
 /**
  * The handler is done (loop thread): hands `r` back to whoever dispatched it,

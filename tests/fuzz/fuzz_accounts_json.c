@@ -37,6 +37,7 @@
 #define CORO_STACK (64 * 1024)
 
 struct weft_req {
+    struct weft_req_head head; /* first, as in the host: weft_req_host() reads it */
     const char *ctype;
     const char *body;
     size_t body_len;
@@ -46,24 +47,31 @@ struct weft_req {
     size_t res_len;
 };
 
-static const char *f_header(const weft_req *r, const char *name)
+static const char *f_header(const weft_req *r, const char *name, size_t *len)
 {
-    return strcasecmp(name, "content-type") == 0 ? r->ctype : NULL;
+    const char *v = strcasecmp(name, "content-type") == 0 ? r->ctype : NULL;
+    if (len != NULL)
+        *len = v != NULL ? strlen(v) : 0;
+    return v;
 }
 static const char *f_body(const weft_req *r, size_t *len)
 {
     *len = r->body_len;
     return r->body;
 }
-static void f_status(weft_req *r, int status) { r->status = status; }
-static int f_header_out(weft_req *r, const char *name, const char *value)
+static weft_rc f_status(weft_req *r, int status)
+{
+    r->status = status;
+    return WEFT_OK;
+}
+static weft_rc f_header_out(weft_req *r, const char *name, const char *value)
 {
     CHECK(name != NULL && value != NULL);
     if (strcasecmp(name, "content-type") == 0)
         snprintf(r->ctype_out, sizeof(r->ctype_out), "%s", value);
     return WEFT_OK;
 }
-static int f_write(weft_req *r, const void *data, size_t len)
+static weft_rc f_write(weft_req *r, const void *data, size_t len)
 {
     char *n = realloc(r->res, r->res_len + len + 1);
     CHECK(n != NULL);
@@ -74,15 +82,25 @@ static int f_write(weft_req *r, const void *data, size_t len)
     return WEFT_OK;
 }
 
+static const weft_host_request fake_request = {
+    .struct_size = sizeof(weft_host_request),
+    .version = 1,
+    .header = f_header,
+    .body = f_body,
+};
+static const weft_host_response fake_response = {
+    .struct_size = sizeof(weft_host_response),
+    .version = 1,
+    .status = f_status,
+    .header = f_header_out,
+    .write = f_write,
+};
 static const weft_host fake_host = {
     .struct_size = sizeof(weft_host),
     .abi_version = WEFT_PLUGIN_ABI,
     .server_version = "fuzz",
-    .req_header = f_header,
-    .req_body = f_body,
-    .res_status = f_status,
-    .res_header = f_header_out,
-    .res_write = f_write,
+    .request = &fake_request,
+    .response = &fake_response,
 };
 
 typedef struct job {
@@ -117,8 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     static const char *const ctypes[] = {"application/json", "application/json; charset=utf-8", NULL, "text/plain"};
-    host = &fake_host;
-    weft_req r = {.ctype = ctypes[data[0] & 3]};
+    weft_req r = {.head.host = &fake_host, .ctype = ctypes[data[0] & 3]};
     /* The body, NUL-terminated like every request string the host hands out. */
     char *body = malloc(size);
     CHECK(body != NULL);

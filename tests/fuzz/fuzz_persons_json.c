@@ -41,6 +41,7 @@
 /* ---- the fake host ---- */
 
 struct weft_req {
+    struct weft_req_head head; /* first, as in the host: weft_req_host() reads it */
     const char *method;
     const char *ctype;
     const char *body;
@@ -72,25 +73,35 @@ struct weft_result {
 
 static const char *f_method(const weft_req *r) { return r->method; }
 static const char *f_path(const weft_req *r) { return "/pool/persons"; }
-static const char *f_param(const weft_req *r, const char *name)
+static const char *with_len(const char *v, size_t *len)
 {
-    return r->param_name != NULL && strcmp(name, r->param_name) == 0 ? r->param_value : NULL;
+    if (len != NULL)
+        *len = v != NULL ? strlen(v) : 0;
+    return v;
 }
-static const char *f_query(const weft_req *r, const char *name)
+static const char *f_param(const weft_req *r, const char *name, size_t *len)
 {
-    return strcmp(name, "limit") == 0 ? r->limit : strcmp(name, "offset") == 0 ? r->offset : NULL;
+    return with_len(r->param_name != NULL && strcmp(name, r->param_name) == 0 ? r->param_value : NULL, len);
 }
-static const char *f_header(const weft_req *r, const char *name)
+static const char *f_query(const weft_req *r, const char *name, size_t *len)
 {
-    return strcasecmp(name, "content-type") == 0 ? r->ctype : NULL;
+    return with_len(strcmp(name, "limit") == 0 ? r->limit : strcmp(name, "offset") == 0 ? r->offset : NULL, len);
+}
+static const char *f_header(const weft_req *r, const char *name, size_t *len)
+{
+    return with_len(strcasecmp(name, "content-type") == 0 ? r->ctype : NULL, len);
 }
 static const char *f_body(const weft_req *r, size_t *len)
 {
     *len = r->body_len;
     return r->body;
 }
-static void f_status(weft_req *r, int status) { r->status = status; }
-static int f_header_out(weft_req *r, const char *name, const char *value)
+static weft_rc f_status(weft_req *r, int status)
+{
+    r->status = status;
+    return WEFT_OK;
+}
+static weft_rc f_header_out(weft_req *r, const char *name, const char *value)
 {
     CHECK(name != NULL && value != NULL);
     if (strcasecmp(name, "content-type") == 0)
@@ -98,7 +109,7 @@ static int f_header_out(weft_req *r, const char *name, const char *value)
     r->n_headers++;
     return WEFT_OK;
 }
-static int f_write(weft_req *r, const void *data, size_t len)
+static weft_rc f_write(weft_req *r, const void *data, size_t len)
 {
     char *n = realloc(r->res, r->res_len + len + 1);
     CHECK(n != NULL);
@@ -108,7 +119,7 @@ static int f_write(weft_req *r, const void *data, size_t len)
     r->res[r->res_len] = '\0';
     return WEFT_OK;
 }
-static int f_printf(weft_req *r, const char *fmt, ...)
+static weft_rc f_printf(weft_req *r, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
@@ -117,7 +128,7 @@ static int f_printf(weft_req *r, const char *fmt, ...)
     va_end(ap);
     return f_write(r, buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
-static int f_error(weft_req *r, int status, const char *msg)
+static weft_rc f_error(weft_req *r, int status, const char *msg)
 {
     r->status = status;
     r->res_len = 0;
@@ -180,16 +191,15 @@ static int run_query(weft_req *r, const char *sql, int nparams, const char *cons
     }
 }
 
-static int f_db_query(weft_req *r, const char *sql, int nparams, const char *const *params, weft_result **res)
+static weft_rc f_db_query(weft_req *r, const char *sql, int nparams, const char *const *params, weft_result **res,
+                          weft_db_callback cb, void *arg)
 {
-    return run_query(r, sql, nparams, params, res);
-}
-static void f_db_query_async(weft_req *r, const char *sql, int nparams, const char *const *params,
-                             weft_db_callback cb, void *arg)
-{
-    weft_result *res;
-    int rc = run_query(r, sql, nparams, params, &res);
-    cb(r, arg, rc, res); /* the real host calls back later, on the same loop thread */
+    if (cb == NULL)
+        return (weft_rc)run_query(r, sql, nparams, params, res);
+    weft_result *out;
+    int rc = run_query(r, sql, nparams, params, &out);
+    cb(r, arg, rc, out); /* the real host calls back later, on the same loop thread */
+    return WEFT_AGAIN;
 }
 static int f_rows(const weft_result *res) { return res->rows; }
 static int f_cols(const weft_result *res) { return 2; }
@@ -206,25 +216,31 @@ static const char *f_sqlstate(const weft_result *res) { return "42P01"; }
 static const char *f_result_error(const weft_result *res) { return res->v[0]; }
 static void f_result_free(weft_result *res) { free(res); }
 
-static const weft_host fake_host = {
-    .struct_size = sizeof(weft_host),
-    .abi_version = WEFT_PLUGIN_ABI,
-    .server_version = "fuzz",
-    .log = f_log,
-    .req_method = f_method,
-    .req_path = f_path,
-    .req_param = f_param,
-    .req_query = f_query,
-    .req_header = f_header,
-    .req_body = f_body,
-    .res_status = f_status,
-    .res_header = f_header_out,
-    .res_write = f_write,
-    .res_printf = f_printf,
-    .res_error = f_error,
+static const weft_host_log fake_log = {.struct_size = sizeof(weft_host_log), .version = 1, .msg = f_log};
+static const weft_host_request fake_request = {
+    .struct_size = sizeof(weft_host_request),
+    .version = 1,
+    .method = f_method,
+    .path = f_path,
+    .param = f_param,
+    .query = f_query,
+    .header = f_header,
+    .body = f_body,
+};
+static const weft_host_response fake_response = {
+    .struct_size = sizeof(weft_host_response),
+    .version = 1,
+    .status = f_status,
+    .header = f_header_out,
+    .write = f_write,
+    .writef = f_printf,
+    .error = f_error,
     .done = f_done,
-    .db_query = f_db_query,
-    .db_query_async = f_db_query_async,
+};
+static const weft_host_db fake_db = {
+    .struct_size = sizeof(weft_host_db),
+    .version = 1,
+    .query = f_db_query,
     .result_rows = f_rows,
     .result_cols = f_cols,
     .result_value = f_value,
@@ -232,6 +248,15 @@ static const weft_host fake_host = {
     .result_sqlstate = f_sqlstate,
     .result_error = f_result_error,
     .result_free = f_result_free,
+};
+static const weft_host fake_host = {
+    .struct_size = sizeof(weft_host),
+    .abi_version = WEFT_PLUGIN_ABI,
+    .server_version = "fuzz",
+    .log = &fake_log,
+    .request = &fake_request,
+    .response = &fake_response,
+    .db = &fake_db,
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -376,7 +401,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const params[] = {NULL, NULL, "id", "id", "name", "age", NULL, "id"};
     int kind = data[0] & 7;
     int async = data[0] >> 7;
-    weft_req r = {0};
+    weft_req r = {.head.host = &fake_host};
     r.method = methods[kind];
     r.ctype = ctypes[(data[0] >> 3) & 3];
     r.outcome = (data[0] >> 5) & 3;

@@ -72,7 +72,7 @@ Test(check, wrong_abi_plugin_is_named_with_reason)
                    &out);
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert(strstr(out, WEFT_FIXTURE_DIR "/wrong_abi.so") != NULL, "plugin file named: %s", out);
-    cr_assert(strstr(out, "plugin ABI 2, this server speaks ABI 1") != NULL, "%s", out);
+    cr_assert(strstr(out, "plugin ABI 3, this server speaks ABI 2") != NULL, "%s", out);
     free(out);
 }
 

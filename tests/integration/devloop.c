@@ -258,8 +258,8 @@ Test(devloop, dev_rebuilds_on_save_shows_build_errors_and_recovers)
     cr_log_info("edit → new response in %.0f ms", ms);
 
     /* 2. a syntax error: the routes answer the build-error page, the last good version stays loaded */
-    int line = edit_file(src, "    host->res_header(req, \"content-type\", \"text/plain\");",
-                         "    int broken = ;\n    host->res_header(req, \"content-type\", \"text/plain\");");
+    int line = edit_file(src, "    if (h->response->header(req, \"content-type\", \"text/plain\") != WEFT_OK)",
+                         "    int broken = ;\n    if (h->response->header(req, \"content-type\", \"text/plain\") != WEFT_OK)");
     ms = wait_for(&dev, "/devplug", 500, "Build failed", 5000);
     cr_log_info("syntax error → build-error page in %.0f ms", ms);
     static const char *const paths[] = {"/devplug", "/devplug/reactive"};
@@ -351,9 +351,9 @@ Test(devloop, dev_restarts_after_a_crash_and_shows_it_until_a_good_build)
     char src[300];
     snprintf(src, sizeof(src), "%s/crasher/crasher.c", tmp);
     /* offset 16 of a NULL struct: a real SIGSEGV even in the UBSan build */
-    edit_file(src, "    host->res_header(req, \"content-type\", \"text/plain\");",
-              "    if (host->req_query(req, \"crash\") != NULL) { volatile int *volatile bad = (volatile int *)16; *bad = 1; }\n"
-              "    host->res_header(req, \"content-type\", \"text/plain\");");
+    edit_file(src, "    if (h->response->header(req, \"content-type\", \"text/plain\") != WEFT_OK)",
+              "    if (h->request->query(req, \"crash\", NULL) != NULL) { volatile int *volatile bad = (volatile int *)16; *bad = 1; }\n"
+              "    if (h->response->header(req, \"content-type\", \"text/plain\") != WEFT_OK)");
     wt_dev_start(&dev, tmp, tmp, NULL);
     wait_for(&dev, "/crasher", 200, "Hello from crasher\n", 5000);
     wt_resp r;

@@ -104,6 +104,13 @@ ParameterizedTest(wt_policy *p, reqaccess, response_helpers)
     cr_assert_null(strstr(r.headers, "set-cookie"), "%s", r.headers);
     wt_resp_free(&r);
 
+    /* API 2's fixed answers (reqinfo is built against API 2; abi.c checks ABI 1's) */
+    snprintf(path, sizeof(path), "/%s/info/1?do=api2", p->name);
+    cr_assert_eq(wt_http(&srv, "GET", path, NULL, &r), 0);
+    cr_assert_eq(r.status, 299, "%s", r.body);
+    cr_assert_str_eq(r.body, "status42=-1 status299=0 stop=0,0\n");
+    wt_resp_free(&r);
+
     snprintf(path, sizeof(path), "/%s/info/1?do=redirect", p->name);
     cr_assert_eq(wt_http(&srv, "GET", path, NULL, &r), 0);
     cr_assert_eq(r.status, 303);

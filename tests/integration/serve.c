@@ -184,7 +184,7 @@ Test(cli, version_and_help)
     char *out;
     const char *v[] = {"--version", NULL};
     cr_assert_eq(wt_run(&out, v, NULL), 0);
-    cr_assert(strstr(out, "weft ") != NULL && strstr(out, "plugin ABI 1") != NULL, "%s", out);
+    cr_assert(strstr(out, "weft ") != NULL && strstr(out, "plugin ABI 2") != NULL, "%s", out);
     free(out);
     const char *h[] = {"--help", NULL};
     cr_assert_eq(wt_run(&out, h, NULL), 0);

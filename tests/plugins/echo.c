@@ -12,31 +12,29 @@
  * Every line starts with option `prefix` (default ""). The status is query
  * parameter `status` when present (e.g. ?status=201), otherwise 200. Both
  * entry points answer at once, so every dispatch policy can route to it.
+ * Built against API 2: the handlers reach the host through weft_req_host().
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <weft/plugin.h>
 
-static const weft_host *host;
-
 struct echo_route {
     char *param;
     char *prefix;
 };
 
-static int echo_init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc echo_init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
     /* Option strings die with the config: copy them. */
-    const char *param = host->opt_string(ctx, "param", "id");
-    const char *prefix = host->opt_string(ctx, "prefix", "");
+    const char *param = h->init->opt_string(ctx, "param", "id");
+    const char *prefix = h->init->opt_string(ctx, "prefix", "");
     struct echo_route *rt = calloc(1, sizeof *rt);
     if (rt == NULL || (rt->param = strdup(param)) == NULL || (rt->prefix = strdup(prefix)) == NULL) {
         if (rt != NULL)
             free(rt->param);
         free(rt);
-        host->init_error(ctx, "out of memory");
+        h->init->error(ctx, "out of memory");
         return WEFT_ERROR;
     }
     *state = rt;
@@ -56,32 +54,35 @@ static const char *or_none(const char *s)
     return s != NULL ? s : "(none)";
 }
 
-static int respond(weft_req *req, const struct echo_route *rt)
+static weft_rc respond(weft_req *req, const struct echo_route *rt)
 {
-    const char *status = host->req_query(req, "status");
+    const weft_host *h = weft_req_host(req);
+    const weft_host_request *in = h->request;
+    const weft_host_response *out = h->response;
+    const char *status = in->query(req, "status", NULL);
     if (status != NULL)
-        host->res_status(req, atoi(status));
+        out->status(req, atoi(status));
     size_t body_len = 0;
-    const char *body = host->req_body(req, &body_len);
+    const char *body = in->body(req, &body_len);
     const char *p = rt->prefix;
-    if (host->res_header(req, "content-type", "text/plain") != WEFT_OK ||
-        host->res_printf(req, "%smethod=%s\n", p, host->req_method(req)) != WEFT_OK ||
-        host->res_printf(req, "%spath=%s\n", p, host->req_path(req)) != WEFT_OK ||
-        host->res_printf(req, "%sparam.%s=%s\n", p, rt->param, or_none(host->req_param(req, rt->param))) != WEFT_OK ||
-        host->res_printf(req, "%squery.q=%s\n", p, or_none(host->req_query(req, "q"))) != WEFT_OK ||
-        host->res_printf(req, "%sheader.x-test=%s\n", p, or_none(host->req_header(req, "x-test"))) != WEFT_OK ||
-        host->res_printf(req, "%sbody=", p) != WEFT_OK || host->res_write(req, body, body_len) != WEFT_OK ||
-        host->res_write(req, "\n", 1) != WEFT_OK)
+    if (out->header(req, "content-type", "text/plain") != WEFT_OK ||
+        out->writef(req, "%smethod=%s\n", p, in->method(req)) != WEFT_OK ||
+        out->writef(req, "%spath=%s\n", p, in->path(req)) != WEFT_OK ||
+        out->writef(req, "%sparam.%s=%s\n", p, rt->param, or_none(in->param(req, rt->param, NULL))) != WEFT_OK ||
+        out->writef(req, "%squery.q=%s\n", p, or_none(in->query(req, "q", NULL))) != WEFT_OK ||
+        out->writef(req, "%sheader.x-test=%s\n", p, or_none(in->header(req, "x-test", NULL))) != WEFT_OK ||
+        out->writef(req, "%sbody=", p) != WEFT_OK || out->write(req, body, body_len) != WEFT_OK ||
+        out->write(req, "\n", 1) != WEFT_OK)
         return WEFT_ERROR;
     return WEFT_OK;
 }
 
-static int echo_handle(weft_req *req, void *state)
+static weft_rc echo_handle(weft_req *req, void *state)
 {
     return respond(req, state);
 }
 
-static int echo_handle_async(weft_req *req, void *state)
+static weft_rc echo_handle_async(weft_req *req, void *state)
 {
     return respond(req, state);
 }

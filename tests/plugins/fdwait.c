@@ -21,8 +21,6 @@
 #include <unistd.h>
 #include <weft/plugin.h>
 
-static const weft_host *host;
-
 typedef struct job {
     struct job *next;
     struct timespec due;
@@ -31,6 +29,7 @@ typedef struct job {
 } job;
 
 typedef struct route {
+    const weft_host_log *log; /* for the route's thread, which has no request */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -44,7 +43,7 @@ static int due(const struct timespec *now, const struct timespec *t)
     return now->tv_sec > t->tv_sec || (now->tv_sec == t->tv_sec && now->tv_nsec >= t->tv_nsec);
 }
 
-static void run_job(job *j)
+static void run_job(const route *rt, job *j)
 {
     if (j->drain) {
         char buf[65536];
@@ -54,7 +53,7 @@ static void run_job(job *j)
         while (read(j->fd, buf, sizeof(buf)) > 0)
             ;
     } else if (write(j->fd, "ping", 4) != 4) {
-        host->log(NULL, WEFT_LOG_ERROR, "fdwait: write: %s", strerror(errno));
+        rt->log->msg(NULL, WEFT_LOG_ERROR, "fdwait: write: %s", strerror(errno));
     }
     close(j->fd);
     free(j);
@@ -83,7 +82,7 @@ static void *timer_thread(void *arg)
             while (first != NULL) {
                 job *j = first;
                 first = j->next;
-                run_job(j);
+                run_job(rt, j);
             }
             pthread_mutex_lock(&rt->mu);
             continue;
@@ -121,16 +120,16 @@ static void schedule(route *rt, int fd, long ms, int drain)
     pthread_mutex_unlock(&rt->mu);
 }
 
-static int init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc init(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
-    if (!WEFT_HOST_HAS(h, fd_wait_async)) {
-        h->init_error(ctx, "this host has no fd_wait");
+    if (h->fd == NULL) {
+        h->init->error(ctx, "this host has no fd group");
         return WEFT_ERROR;
     }
     route *rt = calloc(1, sizeof(*rt));
     if (rt == NULL)
         return WEFT_ERROR;
+    rt->log = h->log;
     pthread_mutex_init(&rt->mu, NULL);
     pthread_cond_init(&rt->cv, NULL);
     if (pipe2(rt->gate, O_CLOEXEC) != 0 || pthread_create(&rt->thread, NULL, timer_thread, rt) != 0) {
@@ -158,7 +157,8 @@ static void fini(void *state)
 
 static long qint(weft_req *req, const char *name, long def)
 {
-    const char *v = host->req_query(req, name);
+    const weft_host *h = weft_req_host(req);
+    const char *v = h->request->query(req, name, NULL);
     return v != NULL ? atol(v) : def;
 }
 
@@ -173,11 +173,12 @@ typedef struct wait {
 /* Sets up the wait; returns the descriptor and events, or answers at once (-1). */
 static int prepare(weft_req *req, route *rt, wait *w, unsigned *events)
 {
+    const weft_host *h = weft_req_host(req);
     *w = (wait){.fd = -1, .peer = -1};
     if (qint(req, "release", 0)) {
         if (write(rt->gate[1], "x", 1) != 1)
-            return host->res_error(req, 500, "gate"), -1;
-        host->res_printf(req, "released\n");
+            return h->response->error(req, 500, "gate"), -1;
+        h->response->writef(req, "released\n");
         return -1;
     }
     if (qint(req, "gate", 0)) {
@@ -187,11 +188,11 @@ static int prepare(weft_req *req, route *rt, wait *w, unsigned *events)
     }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        host->res_error(req, 503, "socketpair failed");
+        h->response->error(req, 503, "socketpair failed");
         return -1;
     }
     long ms = qint(req, "ms", 20);
-    const char *mode = host->req_query(req, "mode");
+    const char *mode = h->request->query(req, "mode", NULL);
     w->mode_write = mode != NULL && strcmp(mode, "write") == 0;
     w->fd = sv[0];
     if (w->mode_write) {
@@ -218,18 +219,19 @@ static int prepare(weft_req *req, route *rt, wait *w, unsigned *events)
 
 static void answer(weft_req *req, wait *w, int rc, unsigned revents)
 {
+    const weft_host *h = weft_req_host(req);
     if (rc == WEFT_TIMEOUT) {
-        host->res_error(req, 504, "timeout");
+        h->response->error(req, 504, "timeout");
     } else if (rc != WEFT_OK) {
-        host->res_error(req, 500, "fd_wait failed");
+        h->response->error(req, 500, "fd_wait failed");
     } else if (w->gate) {
-        host->res_printf(req, "gate open\n");
+        h->response->writef(req, "gate open\n");
     } else if (w->mode_write) {
-        host->res_printf(req, (revents & WEFT_FD_WRITE) ? "writable\n" : "not writable\n");
+        h->response->writef(req, (revents & WEFT_FD_WRITE) ? "writable\n" : "not writable\n");
     } else {
         char buf[8] = {0};
         ssize_t n = read(w->fd, buf, sizeof(buf) - 1);
-        host->res_printf(req, "read %s\n", n > 0 ? buf : "nothing");
+        h->response->writef(req, "read %s\n", n > 0 ? buf : "nothing");
     }
     if (w->fd >= 0)
         close(w->fd);
@@ -237,27 +239,30 @@ static void answer(weft_req *req, wait *w, int rc, unsigned revents)
         close(w->peer);
 }
 
-static int handle(weft_req *req, void *state)
+static weft_rc handle(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     wait w;
     unsigned events = 0, revents = 0;
     int fd = prepare(req, state, &w, &events);
     if (fd < 0)
         return WEFT_OK;
-    int rc = host->fd_wait(req, fd, events, (int)qint(req, "timeout", 5000), &revents);
+    int rc = h->fd->wait(req, fd, events, (int)qint(req, "timeout", 5000), &revents, NULL, NULL);
     answer(req, &w, rc, revents);
     return WEFT_OK;
 }
 
 static void on_ready(weft_req *req, void *arg, int rc, unsigned revents)
 {
+    const weft_host *h = weft_req_host(req);
     answer(req, arg, rc, revents);
     free(arg);
-    host->done(req, WEFT_OK);
+    h->response->done(req, WEFT_OK);
 }
 
-static int handle_async(weft_req *req, void *state)
+static weft_rc handle_async(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     wait *w = malloc(sizeof(*w));
     unsigned events = 0;
     if (w == NULL)
@@ -267,7 +272,7 @@ static int handle_async(weft_req *req, void *state)
         free(w);
         return WEFT_OK;
     }
-    host->fd_wait_async(req, fd, events, (int)qint(req, "timeout", 5000), on_ready, w);
+    h->fd->wait(req, fd, events, (int)qint(req, "timeout", 5000), NULL, on_ready, w);
     return WEFT_AGAIN;
 }
 

@@ -10,27 +10,24 @@
 
 #include <weft/plugin.h>
 
-static const weft_host *host;
-
 typedef struct meters {
     weft_metric *requests, *work, *last_len;
 } meters;
 
 static meters m;
 
-static int mt_load(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc mt_load(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
-    if (!WEFT_HOST_HAS(h, metric_observe)) {
-        h->init_error(ctx, "this server has no plugin metrics");
+    if (h->metric == NULL) {
+        h->init->error(ctx, "this server has no plugin metrics");
         return WEFT_ERROR;
     }
-    const char *bad = h->opt_string(ctx, "bad_name", NULL);
-    if (bad != NULL && h->metric_counter(ctx, bad, "refused") == NULL)
+    const char *bad = h->init->opt_string(ctx, "bad_name", NULL);
+    if (bad != NULL && h->metric->counter(ctx, bad, "refused") == NULL)
         return WEFT_ERROR;
-    m.requests = h->metric_counter(ctx, "metered_requests_total", "Requests the metered fixture answered.");
-    m.work = h->metric_histogram(ctx, "metered_work_seconds", "Work per request.");
-    m.last_len = h->metric_gauge(ctx, "metered_last_len", "Length of the last path.");
+    m.requests = h->metric->counter(ctx, "metered_requests_total", "Requests the metered fixture answered.");
+    m.work = h->metric->histogram(ctx, "metered_work_seconds", "Work per request.");
+    m.last_len = h->metric->gauge(ctx, "metered_last_len", "Length of the last path.");
     if (m.requests == NULL || m.work == NULL || m.last_len == NULL)
         return WEFT_ERROR;
     *state = &m;
@@ -39,15 +36,16 @@ static int mt_load(const weft_host *h, weft_init *ctx, void **state)
 
 static int answer(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     (void)state;
-    host->metric_add(m.requests, 1);
-    host->metric_observe(m.work, 0.002);
-    host->metric_set(m.last_len, (double)strlen(host->req_path(req)));
-    return host->res_printf(req, "ok");
+    h->metric->add(m.requests, 1);
+    h->metric->observe(m.work, 0.002);
+    h->metric->set(m.last_len, (double)strlen(h->request->path(req)));
+    return h->response->writef(req, "ok");
 }
 
-static int mt_handle(weft_req *req, void *state) { return answer(req, state); }
-static int mt_handle_async(weft_req *req, void *state) { return answer(req, state); }
+static weft_rc mt_handle(weft_req *req, void *state) { return answer(req, state); }
+static weft_rc mt_handle_async(weft_req *req, void *state) { return answer(req, state); }
 
 static const weft_plugin metered_plugin = {
     WEFT_PLUGIN_HEADER,

@@ -1,5 +1,5 @@
 /*
- * Fixture "plugstate": plugin-level lifecycle (plugin API 1.1). load() reads
+ * Fixture "plugstate": plugin-level lifecycle (plugin API 2). load() reads
  * plugins.plugstate { greeting } and logs "plugstate load #N greeting=G";
  * every route's init gets that state and checks it; unload() logs
  * "plugstate unload #N". Routes answer
@@ -14,10 +14,10 @@
 
 #include <weft/plugin.h>
 
-static const weft_host *host;
 static atomic_int loads;
 
 typedef struct plug {
+    const weft_host_log *log; /* for unload, which gets only the state */
     int n;
     char greeting[64];
 } plug;
@@ -27,24 +27,24 @@ typedef struct route {
     char name[32];
 } route;
 
-static int ps_load(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc ps_load(const weft_host *h, weft_init *ctx, void **state)
 {
-    host = h;
-    if (h->init_route(ctx) != NULL) {
-        h->init_error(ctx, "load got a route");
+    if (h->init->route(ctx) != NULL) {
+        h->init->error(ctx, "load got a route");
         return WEFT_ERROR;
     }
     plug *p = calloc(1, sizeof *p);
     if (p == NULL)
         return WEFT_ERROR;
     p->n = atomic_fetch_add(&loads, 1) + 1;
-    snprintf(p->greeting, sizeof p->greeting, "%s", h->opt_string(ctx, "greeting", "hello"));
-    if (h->opt_bool(ctx, "fail", 0)) {
+    snprintf(p->greeting, sizeof p->greeting, "%s", h->init->opt_string(ctx, "greeting", "hello"));
+    if (h->init->opt_bool(ctx, "fail", 0)) {
         free(p);
-        h->init_error(ctx, "asked to fail");
+        h->init->error(ctx, "asked to fail");
         return WEFT_ERROR;
     }
-    h->log(NULL, WEFT_LOG_INFO, "plugstate load #%d greeting=%s", p->n, p->greeting);
+    p->log = h->log;
+    h->log->msg(NULL, WEFT_LOG_INFO, "plugstate load #%d greeting=%s", p->n, p->greeting);
     *state = p;
     return WEFT_OK;
 }
@@ -52,22 +52,22 @@ static int ps_load(const weft_host *h, weft_init *ctx, void **state)
 static void ps_unload(void *state)
 {
     plug *p = state;
-    host->log(NULL, WEFT_LOG_INFO, "plugstate unload #%d", p->n);
+    p->log->msg(NULL, WEFT_LOG_INFO, "plugstate unload #%d", p->n);
     free(p);
 }
 
-static int ps_init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc ps_init(const weft_host *h, weft_init *ctx, void **state)
 {
-    plug *p = h->init_plugin_state(ctx);
+    plug *p = h->init->plugin_state(ctx);
     if (p == NULL) {
-        h->init_error(ctx, "no plugin state");
+        h->init->error(ctx, "no plugin state");
         return WEFT_ERROR;
     }
     route *r = calloc(1, sizeof *r);
     if (r == NULL)
         return WEFT_ERROR;
     r->p = p;
-    snprintf(r->name, sizeof r->name, "%s", h->opt_string(ctx, "name", "?"));
+    snprintf(r->name, sizeof r->name, "%s", h->init->opt_string(ctx, "name", "?"));
     *state = r;
     return WEFT_OK;
 }
@@ -76,12 +76,13 @@ static void ps_fini(void *state) { free(state); }
 
 static int answer(weft_req *req, route *r)
 {
-    return host->res_printf(req, "greeting=%s route=%s load=%d state=%p", r->p->greeting, r->name, r->p->n,
+    const weft_host *h = weft_req_host(req);
+    return h->response->writef(req, "greeting=%s route=%s load=%d state=%p", r->p->greeting, r->name, r->p->n,
                             (void *)r->p);
 }
 
-static int ps_handle(weft_req *req, void *state) { return answer(req, state); }
-static int ps_handle_async(weft_req *req, void *state) { return answer(req, state); }
+static weft_rc ps_handle(weft_req *req, void *state) { return answer(req, state); }
+static weft_rc ps_handle_async(weft_req *req, void *state) { return answer(req, state); }
 
 static const weft_plugin plugstate_plugin = {
     WEFT_PLUGIN_HEADER,

@@ -22,16 +22,16 @@ typedef struct tally {
     uint64_t bytes, parts, hash;
 } tally;
 
-static int up_init(const weft_host *h, weft_init *ctx, void **state)
+static weft_rc up_init(const weft_host *h, weft_init *ctx, void **state)
 {
     upload *u = calloc(1, sizeof(*u));
-    if (u == NULL || !WEFT_HOST_HAS(h, req_body_read_async)) {
+    if (u == NULL || !WEFT_GROUP_AT_LEAST(h->request, 1)) {
         free(u);
-        h->init_error(ctx, "needs a host with req_body_read (ABI 1.2)");
+        h->init->error(ctx, "needs a host with request->body_read");
         return WEFT_ERROR;
     }
     u->host = h;
-    u->delay_ms = (int)h->opt_int(ctx, "delay_ms", 0);
+    u->delay_ms = (int)h->init->opt_int(ctx, "delay_ms", 0);
     *state = u;
     return WEFT_OK;
 }
@@ -49,24 +49,26 @@ static void add(tally *t, const void *data, size_t len)
 
 static int answer(weft_req *req, tally *t, int rc)
 {
+    const weft_host *h = weft_req_host(req);
     if (rc != WEFT_OK) {
-        t->host->res_status(req, 400); /* past max_body the host answers 413 whatever is set here */
-        return t->host->res_printf(req, "read rc=%d after %" PRIu64 " bytes\n", rc, t->bytes);
+        h->response->status(req, 400); /* past max_body the host answers 413 whatever is set here */
+        return h->response->writef(req, "read rc=%d after %" PRIu64 " bytes\n", rc, t->bytes);
     }
-    return t->host->res_printf(req, "bytes=%" PRIu64 " parts=%" PRIu64 " hash=%016" PRIx64 "\n", t->bytes, t->parts,
+    return h->response->writef(req, "bytes=%" PRIu64 " parts=%" PRIu64 " hash=%016" PRIx64 "\n", t->bytes, t->parts,
                                t->hash);
 }
 
-static int up_handle(weft_req *req, void *state)
+static weft_rc up_handle(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     upload *u = state;
     tally t = {.host = u->host, .hash = 1469598103934665603u};
     for (;;) {
-        if (u->delay_ms > 0 && u->host->sleep_ms(req, u->delay_ms) != WEFT_OK)
+        if (u->delay_ms > 0 && h->sync->sleep(req, u->delay_ms, NULL, NULL) != WEFT_OK)
             return WEFT_CANCELLED;
         const void *data;
         size_t len;
-        int rc = u->host->req_body_read(req, &data, &len);
+        int rc = h->request->body_read(req, &data, &len, NULL, NULL);
         if (rc != WEFT_OK) {
             answer(req, &t, rc);
             return rc == WEFT_CANCELLED ? WEFT_CANCELLED : WEFT_OK;
@@ -79,25 +81,27 @@ static int up_handle(weft_req *req, void *state)
 
 static void on_part(weft_req *req, void *arg, int rc, const void *data, size_t len)
 {
+    const weft_host *h = weft_req_host(req);
     tally *t = arg;
     if (rc == WEFT_OK && len > 0) {
         add(t, data, len);
-        t->host->req_body_read_async(req, on_part, t);
+        h->request->body_read(req, NULL, NULL, on_part, t);
         return;
     }
     answer(req, t, rc);
-    t->host->done(req, rc == WEFT_OK || rc == WEFT_ERROR ? WEFT_OK : rc);
+    h->response->done(req, rc == WEFT_OK || rc == WEFT_ERROR ? WEFT_OK : rc);
     free(t);
 }
 
-static int up_handle_async(weft_req *req, void *state)
+static weft_rc up_handle_async(weft_req *req, void *state)
 {
+    const weft_host *h = weft_req_host(req);
     upload *u = state;
     tally *t = calloc(1, sizeof(*t));
     if (t == NULL)
         return WEFT_ERROR;
     *t = (tally){.host = u->host, .hash = 1469598103934665603u};
-    u->host->req_body_read_async(req, on_part, t);
+    h->request->body_read(req, NULL, NULL, on_part, t);
     return WEFT_AGAIN;
 }
 

@@ -4,7 +4,7 @@
  */
 #include <weft/plugin.h>
 
-static int wrong_abi_handle(weft_req *req, void *state)
+static weft_rc wrong_abi_handle(weft_req *req, void *state)
 {
     (void)req;
     (void)state;
