@@ -27,17 +27,19 @@
     } while (0)
 
 struct weft_req {
+    struct weft_req_head head; /* first, as in the host: weft_req_host() reads it */
     const char *ids;
     int errors, status;
 };
 
-static const char *f_query(const weft_req *r, const char *name)
+static const char *f_query(const weft_req *r, const char *name, size_t *len)
 {
+    CHECK(len == NULL);
     CHECK(strcmp(name, "ids") == 0);
     return r->ids;
 }
 
-static int f_error(weft_req *r, int status, const char *message)
+static weft_rc f_error(weft_req *r, int status, const char *message)
 {
     CHECK(message != NULL && message[0] != '\0');
     r->errors++;
@@ -47,19 +49,24 @@ static int f_error(weft_req *r, int status, const char *message)
 
 static void f_http_free(weft_http_response *res) { CHECK(res == NULL); }
 
+static const weft_host_request fake_request = {
+    .struct_size = sizeof(weft_host_request), .version = WEFT_HOST_REQUEST_VERSION, .query = f_query};
+static const weft_host_response fake_response = {
+    .struct_size = sizeof(weft_host_response), .version = WEFT_HOST_RESPONSE_VERSION, .error = f_error};
+static const weft_host_http fake_http = {
+    .struct_size = sizeof(weft_host_http), .version = WEFT_HOST_HTTP_VERSION, .response_free = f_http_free};
 static const weft_host fake_host = {
     .struct_size = sizeof(weft_host),
     .abi_version = WEFT_PLUGIN_ABI,
     .server_version = "fuzz",
-    .req_query = f_query,
-    .res_error = f_error,
-    .http_free = f_http_free,
+    .request = &fake_request,
+    .response = &fake_response,
+    .http = &fake_http,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    host = &fake_host;
     char prefix[] = "http://127.0.0.1:1/p/";
     route rt = {.prefix = prefix, .timeout_ms = 2000, .connect_timeout_ms = 1000, .max_connections = 64,
                 .max_ids = 100, .max_response = 4 * 1024 * 1024};
@@ -67,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(ids != NULL);
     memcpy(ids, data, size);
     ids[size] = '\0';
-    weft_req r = {.ids = size > 0 && data[0] == '\0' ? NULL : ids};
+    weft_req r = {.head.host = &fake_host, .ids = size > 0 && data[0] == '\0' ? NULL : ids};
     job *j = prepare(&r, &rt);
     if (j == NULL) {
         CHECK(r.errors == 1 && (r.status == 400 || r.status == 503));

@@ -35,7 +35,7 @@ struct weft_ws {
     const void *last_data;
 };
 
-static int f_send(weft_ws *ws, int type, const void *data, size_t len)
+static weft_rc f_send(weft_ws *ws, int type, const void *data, size_t len)
 {
     ws->sends++;
     ws->last_type = type;
@@ -52,13 +52,10 @@ static void f_close(weft_ws *ws, int code, const char *reason)
     ws->close_code = code;
 }
 
-static const weft_host fake_host = {
-    .struct_size = sizeof(weft_host),
-    .abi_version = WEFT_PLUGIN_ABI,
-    .server_version = "fuzz",
-    .ws_send = f_send,
-    .ws_close = f_close,
-};
+/* The room keeps the ws group it was given at init: messages reach it
+ * without a request. */
+static const weft_host_ws fake_ws = {
+    .struct_size = sizeof(weft_host_ws), .version = WEFT_HOST_WS_VERSION, .send = f_send, .close = f_close};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -71,10 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *payload = malloc(len > 0 ? len : 1); /* exactly its length: ASan sees any read past it */
     CHECK(payload != NULL);
     memcpy(payload, data + 1, len);
-    host = &fake_host;
     weft_ws ws[3] = {{.id = 0}, {.id = 1}, {.id = 2}};
     weft_ws *members[3] = {&ws[0], &ws[1], &ws[2]};
-    room rm = {.members = members, .n = 3, .cap = 3};
+    room rm = {.ws = &fake_ws, .members = members, .n = 3, .cap = 3};
     pthread_mutex_init(&rm.mu, NULL);
     on_message(&rm, &ws[0], type, payload, len);
     pthread_mutex_destroy(&rm.mu);

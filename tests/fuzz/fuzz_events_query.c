@@ -26,12 +26,14 @@
     } while (0)
 
 struct weft_req {
+    struct weft_req_head head; /* first, as in the host: weft_req_host() reads it */
     const char *count, *interval;
     int errors, status;
 };
 
-static const char *f_query(const weft_req *r, const char *name)
+static const char *f_query(const weft_req *r, const char *name, size_t *len)
 {
+    CHECK(len == NULL);
     if (strcmp(name, "count") == 0)
         return r->count;
     if (strcmp(name, "interval_ms") == 0)
@@ -40,7 +42,7 @@ static const char *f_query(const weft_req *r, const char *name)
     return NULL;
 }
 
-static int f_error_json(weft_req *r, int status, const char *message)
+static weft_rc f_error_json(weft_req *r, int status, const char *message)
 {
     CHECK(message != NULL && message[0] != '\0');
     r->errors++;
@@ -48,12 +50,16 @@ static int f_error_json(weft_req *r, int status, const char *message)
     return WEFT_OK;
 }
 
+static const weft_host_request fake_request = {
+    .struct_size = sizeof(weft_host_request), .version = WEFT_HOST_REQUEST_VERSION, .query = f_query};
+static const weft_host_response fake_response = {
+    .struct_size = sizeof(weft_host_response), .version = WEFT_HOST_RESPONSE_VERSION, .error_json = f_error_json};
 static const weft_host fake_host = {
     .struct_size = sizeof(weft_host),
     .abi_version = WEFT_PLUGIN_ABI,
     .server_version = "fuzz",
-    .req_query = f_query,
-    .res_error_json = f_error_json,
+    .request = &fake_request,
+    .response = &fake_response,
 };
 
 /* What strtol would make of a whole decimal, or 0 when it is not one in range. */
@@ -75,14 +81,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    host = &fake_host;
     char *text = malloc(size + 1); /* the values, each NUL-terminated */
     CHECK(text != NULL);
     memcpy(text, data + 1, size - 1);
     text[size - 1] = '\0';
     text[size] = '\0';
     const char *second = text + strlen(text) + 1;
-    weft_req r = {.count = (data[0] & 1) ? text : NULL, .interval = (data[0] & 2) ? second : NULL};
+    weft_req r = {.head.host = &fake_host, .count = (data[0] & 1) ? text : NULL, .interval = (data[0] & 2) ? second : NULL};
     stream s = {0};
     int rc = setup(&r, &s);
     long count, interval;
