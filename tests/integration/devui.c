@@ -227,7 +227,8 @@ Test(devui, dev_ui_renders_and_its_reload_button_works_in_chromium)
     char *routes = strndup(table, (size_t)(end - table));
     cr_assert(strstr(routes, "<td>/devui</td><td>devui</td>") != NULL, "the route /devui is listed:\n%s", routes);
     cr_assert(strstr(routes, "<td>/devui/reactive</td><td>devui</td>") != NULL, "and /devui/reactive:\n%s", routes);
-    cr_assert(strstr(routes, "<td>coroutine</td>") != NULL && strstr(routes, "<td>reactive</td>") != NULL,
+    cr_assert(strstr(routes, "<td class=\"policy\">coroutine</td>") != NULL &&
+                  strstr(routes, "<td class=\"policy\">reactive</td>") != NULL,
               "with their policies:\n%s", routes);
     free(routes);
     cr_assert(strstr(dom, "<button id=\"reload\"") != NULL, "a reload button:\n%s", dom);
