@@ -20,8 +20,10 @@
 # drop-in that does not block the next start, restarts under wrk -c50 with
 # and without weft.socket (refused connections and failed requests counted:
 # 0 and 0 with it), three upgrades to higher versions ($ver+ci1..3, the
-# .debs repacked) under wrk -c50 and hey -c10 (0 refused, 0 failed, p99
-# against the steady state's), an upgrade of a stopped weft, two reboots
+# .debs repacked; postinst's `weft upgrade` hands the sockets to the new
+# binary) and ten `weft upgrade`s under wrk -c50 and hey -c10 (0 refused,
+# 0 failed, each p99 as a ratio to the steady state's), an upgrade of a
+# stopped weft, two reboots
 # (`systemctl reboot` inside; systemd-nspawn exits 133 and the root is booted
 # again): enabled units come back on their own with a broken drop-in on
 # disk, disabled ones stay down; issue 26's defects 7 and 8 as an operator
@@ -711,7 +713,13 @@ restarts_under_load() {
     cin systemctl reset-failed weft
     csh "${2:-systemctl restart weft}" >>"$tmp/restart.log" 2>&1 ||
       { tail -n 20 "$tmp/restart.log" >&2; journal_tail; fail "${2:-systemctl restart weft} failed (restart $((n + 1)))"; }
-    [ "$(unit_prop MainPID)" != "$prev" ] || fail "restart $((n + 1)) did not replace the process"
+    # MAINPID= from a hand-over reaches systemd a moment after the command returns.
+    i=0
+    while [ "$(unit_prop MainPID)" = "$prev" ]; do
+      [ "$i" -lt 50 ] || fail "restart $((n + 1)) did not replace the process"
+      sleep 0.1
+      i=$((i + 1))
+    done
     n=$((n + 1))
   done
   # $3 seconds more of load (the steady state's window)
@@ -744,6 +752,15 @@ restarts_under_load() {
   p99_ms=$(to_ms "$p99")
   note "${2:-systemctl restart weft} x $1 under wrk -t2 -c50 (keep-alive) and hey -c10 (a connection per request) on /hello: wrk $requests requests, hey $hey_requests, $refused refused connection(s), $failures failed request(s) (hey's $hey_failures), wrk p99 $p99, hey p99 $hey_p99, $restart_ms ms per command"
 }
+# p99 $1 against the steady state's $2 (wrk's 12.3ms or hey's 0.0123secs), as a ratio with two decimals.
+ratio() {
+  awk -v a="$(to_us "$1")" -v b="$(to_us "$2")" 'BEGIN { if (b > 0) printf "%.2f\n", a / b; else print "?" }'
+}
+to_us() {
+  awk -v v="$1" 'BEGIN { n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+    if (u == "ms") n *= 1000; else if (u == "s" || u == "secs") n *= 1000000; else if (u == "m") n *= 60000000
+    printf "%d\n", n + 0.5 }'
+}
 # wrk's latency (850.00us, 12.34ms, 1.20s, 1.00m) in whole milliseconds.
 to_ms() {
   awk -v v="$1" 'BEGIN { n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
@@ -769,6 +786,8 @@ if [ "$sockets" -eq 1 ]; then
   restarts_under_load 10
   [ "$refused" -eq 0 ] || fail "$refused connection(s) refused during the restarts"
   [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; fail "$failures request(s) failed during the restarts"; }
+  restart_p99=$p99
+  restart_hey_p99=$hey_p99
   pass
 
   # Three upgrades, each to a higher version: the built .debs repacked as
@@ -780,33 +799,54 @@ if [ "$sockets" -eq 1 ]; then
     fail "the steady state refused $refused and failed $failures request(s)"
   fi
   steady_p99=$p99_ms
+  steady=$p99
+  steady_hey=$hey_p99
   figures="steady: p99 $p99 (hey $hey_p99), $requests + $hey_requests requests"
+  figures="$figures; 10 x systemctl restart: p99 $restart_p99 ($(ratio "$restart_p99" "$steady")x steady; hey $restart_hey_p99, $(ratio "$restart_hey_p99" "$steady_hey")x)"
   pass
   from=$ver
   for k in 1 2 3; do
     to="$ver+ci$k"
-    step "upgrade $k: $from → $to (apt-get install of both .debs) under wrk -c50 and hey -c10: 0 refused, 0 failed, p99 ≤ 2× the steady state's"
+    step "upgrade $k: $from → $to (apt-get install of both .debs: postinst's weft upgrade hands the sockets over) under wrk -c50 and hey -c10: 0 refused, 0 failed"
     cin test -f "/root/weft/weft_${to}_$arch.deb" || fail "no repacked weft_${to}_$arch.deb"
     m0=$(cursor)
     restarts_under_load 1 "cd /root/weft && apt-get install --allow-downgrades ./weft_${to}_$arch.deb ./weft-dev_${to}_$arch.deb"
     # shellcheck disable=SC2016 # dpkg-query's own ${...}
     [ "$(cin dpkg-query -W -f='${Version}' weft)" = "$to" ] || fail "weft is not at $to after the upgrade"
     [ "$refused" -eq 0 ] || fail "$refused connection(s) refused during the upgrade"
-    [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; fail "$failures request(s) failed during the upgrade"; }
+    [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; since "$m0" -o short-precise | tail -n 60 >&2; fail "$failures request(s) failed during the upgrade (wrk's figures and the journal above)"; }
     [ "$(unit_prop ActiveState weft.socket)" = active ] || fail "weft.socket is $(unit_prop ActiveState weft.socket) after the upgrade"
-    # Where the restart gap goes: systemd's own lines, to the microsecond.
+    # A hand-over, not a restart: weft's own lines, to the microsecond.
+    since "$m0" | grep -q 'handed its listening sockets to pid' ||
+      { since "$m0" | tail -n 20 >&2; fail "upgrade $k did not hand the sockets over (postinst's weft upgrade; the journal above)"; }
     # shellcheck disable=SC2016 # awk's own $
     gap=$(since "$m0" -o short-unix | awk '
-      / Stopping weft.service/ && !a { a = $1 } / Stopped weft.service/ && !b { b = $1 }
-      / Starting weft.service/ && !c { c = $1 } / Started weft.service/ && !d { d = $1 }
-      END { if (a && b && c && d) printf "stop (drain, exit) %d ms, then start (ExecStartPre weft -t, start-up, READY) %d ms", (b - a) * 1000, (d - c) * 1000 }')
-    note "upgrade $k's restart: ${gap:-no Stopping/Stopped/Starting/Started lines of weft.service in the journal}"
-    figures="$figures; $from → $to: $refused refused, $failures failed, p99 $p99 (hey $hey_p99), $restart_ms ms${gap:+ ($gap)}"
+      /SIGUSR2: started/ && !a { a = $1 } /is the service.s main process now/ && !b { b = $1 }
+      END { if (a && b) printf "the new process served %d ms after SIGUSR2, the old one serving meanwhile", (b - a) * 1000 }')
+    note "upgrade $k's hand-over: ${gap:-no 'SIGUSR2: started' / 'main process now' lines in the journal}"
+    r=$(ratio "$p99" "$steady")
+    figures="$figures; $from → $to: $refused refused, $failures failed, p99 $p99 (${r}x steady; hey $hey_p99, $(ratio "$hey_p99" "$steady_hey")x), $restart_ms ms${gap:+ ($gap)}"
+    # A benchmark figure, not a check: the shared machine's load moves it.
     [ "$p99_ms" -le $((2 * steady_p99)) ] ||
-      todo "issue 26 #2: the p99 during upgrade $k is $p99 (${p99_ms} ms), more than 2x the steady state's ${steady_p99} ms: the restart gap (ExecStartPre's weft -t, then start-up) queues every request that arrives in it"
+      todo "issue 26 #2: the p99 during upgrade $k is $p99, ${r}x the steady state's $steady (target: 2x)"
     pass
     from=$to
   done
+
+  step "10 x weft upgrade -c /etc/weft/weft.conf (a restart without a gap: the same binary takes the sockets over) under wrk -c50 and hey -c10: 0 refused, 0 failed"
+  m0=$(cursor)
+  nr0=$(unit_prop NRestarts)
+  restarts_under_load 10 "weft upgrade -c /etc/weft/weft.conf"
+  [ "$refused" -eq 0 ] || fail "$refused connection(s) refused during the hand-overs"
+  [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; since "$m0" -o short-precise | tail -n 80 >&2; fail "$failures request(s) failed during the hand-overs (wrk's figures and the journal above)"; }
+  [ "$(since "$m0" | grep -c 'handed its listening sockets to pid')" -ge 10 ] || fail "fewer than 10 hand-overs in the journal"
+  if since "$m0" | grep -q 'Watchdog timeout\|Main process exited'; then
+    since "$m0" | grep 'Watchdog timeout\|Main process exited' >&2
+    fail "systemd lost track of weft across the hand-overs (above)"
+  fi
+  [ "$(unit_prop NRestarts)" = "$nr0" ] || fail "systemd restarted weft during the hand-overs (NRestarts $nr0 → $(unit_prop NRestarts))"
+  figures="$figures; 10 x weft upgrade: p99 $p99 ($(ratio "$p99" "$steady")x steady; hey $hey_p99, $(ratio "$hey_p99" "$steady_hey")x), $restart_ms ms each"
+  pass
   note "upgrades under load: $figures"
   upgrade="cd /root/weft && apt-get install --reinstall ./weft_${from}_$arch.deb ./weft-dev_${from}_$arch.deb"
 
