@@ -845,6 +845,21 @@ if [ "$sockets" -eq 1 ]; then
     fail "systemd lost track of weft across the hand-overs (above)"
   fi
   [ "$(unit_prop NRestarts)" = "$nr0" ] || fail "systemd restarted weft during the hand-overs (NRestarts $nr0 → $(unit_prop NRestarts))"
+  # weft upgrade's daemon-reload made the last process systemd's own child:
+  # a stop drains it (a main process systemd calls "not our child" is
+  # SIGKILLed at once on stop here, cgroup v1 in a container).
+  cnet curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$http/check/slow" >"$tmp/slow-after-upgrade.code" 2>/dev/null &
+  slow_job=$!
+  i=0
+  until [ "$(cin curl -fsS "$admin/metrics" | awk '$1 == "weft_inflight_requests" { print $2 }')" = 1 ]; do
+    [ "$i" -lt 50 ] || fail "the request to /check/slow is not in flight within 10 s"
+    sleep 0.2
+    i=$((i + 1))
+  done
+  cin systemctl restart weft || fail "systemctl restart weft after the hand-overs failed"
+  wait "$slow_job" || true
+  [ "$(cat "$tmp/slow-after-upgrade.code")" = 200 ] ||
+    { since "$m0" | tail -n 15 >&2; fail "a request in flight at systemctl restart after the hand-overs got '$(cat "$tmp/slow-after-upgrade.code")', not 200 (the journal above)"; }
   figures="$figures; 10 x weft upgrade: p99 $p99 ($(ratio "$p99" "$steady")x steady; hey $hey_p99, $(ratio "$hey_p99" "$steady_hey")x), $restart_ms ms each"
   pass
   note "upgrades under load: $figures"
