@@ -20,8 +20,16 @@
 # drop-in that does not block the next start, restarts under wrk -c50 with
 # and without weft.socket (refused connections and failed requests counted:
 # 0 and 0 with it), three upgrades to higher versions ($ver+ci1..3, the
-# .debs repacked) under wrk -c50 and hey -c10 (0 refused, 0 failed, p99
-# against the steady state's), an upgrade of a stopped weft, a crash
+# .debs repacked; postinst's `weft upgrade` hands the sockets to the new
+# binary) and ten `weft upgrade`s under wrk -c50 and hey -c10 (0 refused,
+# 0 failed, each p99 as a ratio to the steady state's), an upgrade of a
+# stopped weft, two reboots
+# (`systemctl reboot` inside; systemd-nspawn exits 133 and the root is booted
+# again): enabled units come back on their own with a broken drop-in on
+# disk, disabled ones stay down; issue 26's defects 7 and 8 as an operator
+# meets them (weft dev stopping its PostgreSQL on SIGTERM and SIGINT, PORT
+# and ${VAR} from the unit's Environment=, a LoadCredential= token,
+# log.format = json in the journal, the packaged logrotate file), a crash
 # restarted by systemd and quarantined, a wedged loop aborted by weft before
 # systemd's watchdog, a stop with requests in flight, and finally
 # `systemctl poweroff`.
@@ -280,19 +288,12 @@ printf 'APT::Get::Assume-Yes "true";\nAcquire::Retries "0";\n' >"$root/etc/apt/a
 mkdir -p "$root/root/weft/src" "$root/root/weft/plugin"
 cp "$deb" "$devdeb" "$tmp/upgrades/"*.deb "$root/root/weft/"
 cp "$src/tests/plugins/crashy.c" "$src/tests/plugins/blocker.c" "$root/root/weft/plugin/"
-systemd-nspawn -q -b -D "$root" -M weft-ci --register=no --keep-unit --console=passive --private-network \
-  </dev/null >"$tmp/nspawn.log" 2>&1 &
-nspawn_pid=$!
-# The first child of systemd-nspawn is a short-lived helper; PID 1 is the
-# child whose command is systemd.
-i=0
-while [ -z "$pid1" ]; do
-  pid1=$(pgrep -P "$nspawn_pid" -x systemd || true)
-  kill -0 "$nspawn_pid" 2>/dev/null || { cat "$tmp/nspawn.log" >&2; fail "systemd-nspawn exited (log above)"; }
-  [ "$i" -lt 200 ] || fail "no systemd under systemd-nspawn $nspawn_pid within 20 s"
-  [ -n "$pid1" ] || sleep 0.1
-  i=$((i + 1))
-done
+start_nspawn() {
+  systemd-nspawn -q -b -D "$root" -M weft-ci --register=no --keep-unit --console=passive --private-network \
+    </dev/null >>"$tmp/nspawn.log" 2>&1 &
+  nspawn_pid=$!
+}
+start_nspawn
 # Inside the container, as root, with systemd's clean environment.
 cin() {
   timeout "${CIN_TIMEOUT:-120}" nsenter -t "$pid1" -a env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
@@ -301,20 +302,37 @@ cin() {
 csh() { cin sh -c "$1"; }
 # A host tool in the container's network.
 cnet() { nsenter -t "$pid1" -n "$@"; }
-# Right after its exec, systemd has no bus socket yet: poll until it answers.
-i=0
-while :; do
-  state=$(CIN_TIMEOUT=60 cin systemctl is-system-running --wait 2>&1 || true)
-  case $state in *"Failed to connect to bus"*) ;; *) break ;; esac
-  [ "$i" -lt 100 ] || break
-  sleep 0.2
-  i=$((i + 1))
-done
-case $state in
-  running) ;;
-  degraded) note "the container is degraded: $(cin systemctl --failed --no-legend --plain | tr '\n' ' ')" ;;
-  *) cat "$tmp/nspawn.log" >&2; fail "the container's systemd says '$state' (not running within 60 s)" ;;
-esac
+# Finds the container's PID 1 (not $1, the one before a reboot) and waits
+# until it says 'running' (or 'degraded', with the failed units noted);
+# sets $pid1.
+await_up() {
+  pid1=""
+  # The first child of systemd-nspawn is a short-lived helper; PID 1 is the
+  # child whose command is systemd.
+  i=0
+  while [ -z "$pid1" ]; do
+    pid1=$(pgrep -P "$nspawn_pid" -x systemd | grep -vx "${1:-0}" || true)
+    kill -0 "$nspawn_pid" 2>/dev/null || { cat "$tmp/nspawn.log" >&2; fail "systemd-nspawn exited (log above)"; }
+    [ "$i" -lt 300 ] || fail "no systemd under systemd-nspawn $nspawn_pid within 30 s"
+    [ -n "$pid1" ] || sleep 0.1
+    i=$((i + 1))
+  done
+  # Right after its exec, systemd has no bus socket yet: poll until it answers.
+  i=0
+  while :; do
+    state=$(CIN_TIMEOUT=60 cin systemctl is-system-running --wait 2>&1 || true)
+    case $state in *"Failed to connect to bus"*) ;; *) break ;; esac
+    [ "$i" -lt 100 ] || break
+    sleep 0.2
+    i=$((i + 1))
+  done
+  case $state in
+    running) ;;
+    degraded) note "the container is degraded: $(cin systemctl --failed --no-legend --plain | tr '\n' ' ')" ;;
+    *) cat "$tmp/nspawn.log" >&2; fail "the container's systemd says '$state' (not running within 60 s)" ;;
+  esac
+}
+await_up
 note "container PID 1 is $pid1 (systemd $(cin systemctl --version | sed -n '1s/systemd \([0-9]*\).*/\1/p')), up in $(($(date +%s) - started_at)) s since the start"
 pass
 
@@ -551,6 +569,11 @@ cin cp /root/weft/weft.conf.good "$conf"
 pass
 
 step "INSTALL.md §6 as written: a plugin built with weft-dev in the container and dropped in answers /mine"
+# issue 26 #7: the guide installs a compiler before its first cc (this
+# root has one anyway, so only the guide's order shows it).
+# shellcheck disable=SC2016 # awk's own $
+doc_commands "## 6." | awk '/apt-get install .*(gcc|build-essential)/ { c = 1 } /(^| )cc / && !c { bad = 1 }
+  END { exit !(c && !bad) }' || fail "INSTALL.md §6 runs cc without installing a compiler first (gcc or build-essential)"
 : >"$tmp/doc.log"
 # The reader's edit between cp and cc: the plugin's name must be its file's.
 doc_run "## 6." /root/weft/plugin "" '^cp ' "sed -i 's/\\.name = \"hello\"/.name = \"myplugin\"/' myplugin.c && grep -q '\\.name = \"myplugin\"' myplugin.c"
@@ -574,6 +597,11 @@ if ! since "$c0" -p err | grep -q 'cannot load: truncated'; then
 fi
 expect "$http/mine" 200 hello
 [ "$(unit_prop MainPID)" = "$main_pid" ] || fail "the truncated drop-in replaced the process"
+# issue 26 #7: the probe's line counts only the plugins that passed ("N of N … loaded and initialised" was a lie here).
+if since "$c0" | grep -Eq 'probe: ([0-9]+) of \1 new plugin version\(s\) loaded and initialised'; then
+  since "$c0" | grep 'probe:' >&2
+  fail "the probe's line counts the truncated myplugin.so as loaded and initialised (above)"
+fi
 c0=$(cursor)
 cin systemctl restart weft >"$tmp/restart-dropin.log" 2>&1 || true
 # Restart=on-failure retries a failed start until the start limit: the end
@@ -685,7 +713,13 @@ restarts_under_load() {
     cin systemctl reset-failed weft
     csh "${2:-systemctl restart weft}" >>"$tmp/restart.log" 2>&1 ||
       { tail -n 20 "$tmp/restart.log" >&2; journal_tail; fail "${2:-systemctl restart weft} failed (restart $((n + 1)))"; }
-    [ "$(unit_prop MainPID)" != "$prev" ] || fail "restart $((n + 1)) did not replace the process"
+    # MAINPID= from a hand-over reaches systemd a moment after the command returns.
+    i=0
+    while [ "$(unit_prop MainPID)" = "$prev" ]; do
+      [ "$i" -lt 50 ] || fail "restart $((n + 1)) did not replace the process"
+      sleep 0.1
+      i=$((i + 1))
+    done
     n=$((n + 1))
   done
   # $3 seconds more of load (the steady state's window)
@@ -718,6 +752,15 @@ restarts_under_load() {
   p99_ms=$(to_ms "$p99")
   note "${2:-systemctl restart weft} x $1 under wrk -t2 -c50 (keep-alive) and hey -c10 (a connection per request) on /hello: wrk $requests requests, hey $hey_requests, $refused refused connection(s), $failures failed request(s) (hey's $hey_failures), wrk p99 $p99, hey p99 $hey_p99, $restart_ms ms per command"
 }
+# p99 $1 against the steady state's $2 (wrk's 12.3ms or hey's 0.0123secs), as a ratio with two decimals.
+ratio() {
+  awk -v a="$(to_us "$1")" -v b="$(to_us "$2")" 'BEGIN { if (b > 0) printf "%.2f\n", a / b; else print "?" }'
+}
+to_us() {
+  awk -v v="$1" 'BEGIN { n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+    if (u == "ms") n *= 1000; else if (u == "s" || u == "secs") n *= 1000000; else if (u == "m") n *= 60000000
+    printf "%d\n", n + 0.5 }'
+}
 # wrk's latency (850.00us, 12.34ms, 1.20s, 1.00m) in whole milliseconds.
 to_ms() {
   awk -v v="$1" 'BEGIN { n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
@@ -743,6 +786,8 @@ if [ "$sockets" -eq 1 ]; then
   restarts_under_load 10
   [ "$refused" -eq 0 ] || fail "$refused connection(s) refused during the restarts"
   [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; fail "$failures request(s) failed during the restarts"; }
+  restart_p99=$p99
+  restart_hey_p99=$hey_p99
   pass
 
   # Three upgrades, each to a higher version: the built .debs repacked as
@@ -754,33 +799,69 @@ if [ "$sockets" -eq 1 ]; then
     fail "the steady state refused $refused and failed $failures request(s)"
   fi
   steady_p99=$p99_ms
+  steady=$p99
+  steady_hey=$hey_p99
   figures="steady: p99 $p99 (hey $hey_p99), $requests + $hey_requests requests"
+  figures="$figures; 10 x systemctl restart: p99 $restart_p99 ($(ratio "$restart_p99" "$steady")x steady; hey $restart_hey_p99, $(ratio "$restart_hey_p99" "$steady_hey")x)"
   pass
   from=$ver
   for k in 1 2 3; do
     to="$ver+ci$k"
-    step "upgrade $k: $from → $to (apt-get install of both .debs) under wrk -c50 and hey -c10: 0 refused, 0 failed, p99 ≤ 2× the steady state's"
+    step "upgrade $k: $from → $to (apt-get install of both .debs: postinst's weft upgrade hands the sockets over) under wrk -c50 and hey -c10: 0 refused, 0 failed"
     cin test -f "/root/weft/weft_${to}_$arch.deb" || fail "no repacked weft_${to}_$arch.deb"
     m0=$(cursor)
     restarts_under_load 1 "cd /root/weft && apt-get install --allow-downgrades ./weft_${to}_$arch.deb ./weft-dev_${to}_$arch.deb"
     # shellcheck disable=SC2016 # dpkg-query's own ${...}
     [ "$(cin dpkg-query -W -f='${Version}' weft)" = "$to" ] || fail "weft is not at $to after the upgrade"
     [ "$refused" -eq 0 ] || fail "$refused connection(s) refused during the upgrade"
-    [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; fail "$failures request(s) failed during the upgrade"; }
+    [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; since "$m0" -o short-precise | tail -n 60 >&2; fail "$failures request(s) failed during the upgrade (wrk's figures and the journal above)"; }
     [ "$(unit_prop ActiveState weft.socket)" = active ] || fail "weft.socket is $(unit_prop ActiveState weft.socket) after the upgrade"
-    # Where the restart gap goes: systemd's own lines, to the microsecond.
+    # A hand-over, not a restart: weft's own lines, to the microsecond.
+    since "$m0" | grep -q 'handed its listening sockets to pid' ||
+      { since "$m0" | tail -n 20 >&2; fail "upgrade $k did not hand the sockets over (postinst's weft upgrade; the journal above)"; }
     # shellcheck disable=SC2016 # awk's own $
     gap=$(since "$m0" -o short-unix | awk '
-      / Stopping weft.service/ && !a { a = $1 } / Stopped weft.service/ && !b { b = $1 }
-      / Starting weft.service/ && !c { c = $1 } / Started weft.service/ && !d { d = $1 }
-      END { if (a && b && c && d) printf "stop (drain, exit) %d ms, then start (ExecStartPre weft -t, start-up, READY) %d ms", (b - a) * 1000, (d - c) * 1000 }')
-    note "upgrade $k's restart: ${gap:-no Stopping/Stopped/Starting/Started lines of weft.service in the journal}"
-    figures="$figures; $from → $to: $refused refused, $failures failed, p99 $p99 (hey $hey_p99), $restart_ms ms${gap:+ ($gap)}"
+      /SIGUSR2: started/ && !a { a = $1 } /is the service.s main process now/ && !b { b = $1 }
+      END { if (a && b) printf "the new process served %d ms after SIGUSR2, the old one serving meanwhile", (b - a) * 1000 }')
+    note "upgrade $k's hand-over: ${gap:-no 'SIGUSR2: started' / 'main process now' lines in the journal}"
+    r=$(ratio "$p99" "$steady")
+    figures="$figures; $from → $to: $refused refused, $failures failed, p99 $p99 (${r}x steady; hey $hey_p99, $(ratio "$hey_p99" "$steady_hey")x), $restart_ms ms${gap:+ ($gap)}"
+    # A benchmark figure, not a check: the shared machine's load moves it.
     [ "$p99_ms" -le $((2 * steady_p99)) ] ||
-      todo "issue 26 #2: the p99 during upgrade $k is $p99 (${p99_ms} ms), more than 2x the steady state's ${steady_p99} ms: the restart gap (ExecStartPre's weft -t, then start-up) queues every request that arrives in it"
+      todo "issue 26 #2: the p99 during upgrade $k is $p99, ${r}x the steady state's $steady (target: 2x)"
     pass
     from=$to
   done
+
+  step "10 x weft upgrade -c /etc/weft/weft.conf (a restart without a gap: the same binary takes the sockets over) under wrk -c50 and hey -c10: 0 refused, 0 failed"
+  m0=$(cursor)
+  nr0=$(unit_prop NRestarts)
+  restarts_under_load 10 "weft upgrade -c /etc/weft/weft.conf"
+  [ "$refused" -eq 0 ] || fail "$refused connection(s) refused during the hand-overs"
+  [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; since "$m0" -o short-precise | tail -n 80 >&2; fail "$failures request(s) failed during the hand-overs (wrk's figures and the journal above)"; }
+  [ "$(since "$m0" | grep -c 'handed its listening sockets to pid')" -ge 10 ] || fail "fewer than 10 hand-overs in the journal"
+  if since "$m0" | grep -q 'Watchdog timeout\|Main process exited'; then
+    since "$m0" | grep 'Watchdog timeout\|Main process exited' >&2
+    fail "systemd lost track of weft across the hand-overs (above)"
+  fi
+  [ "$(unit_prop NRestarts)" = "$nr0" ] || fail "systemd restarted weft during the hand-overs (NRestarts $nr0 → $(unit_prop NRestarts))"
+  # weft upgrade's daemon-reload made the last process systemd's own child:
+  # a stop drains it (a main process systemd calls "not our child" is
+  # SIGKILLed at once on stop here, cgroup v1 in a container).
+  cnet curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$http/check/slow" >"$tmp/slow-after-upgrade.code" 2>/dev/null &
+  slow_job=$!
+  i=0
+  until [ "$(cin curl -fsS "$admin/metrics" | awk '$1 == "weft_inflight_requests" { print $2 }')" = 1 ]; do
+    [ "$i" -lt 50 ] || fail "the request to /check/slow is not in flight within 10 s"
+    sleep 0.2
+    i=$((i + 1))
+  done
+  cin systemctl restart weft || fail "systemctl restart weft after the hand-overs failed"
+  wait "$slow_job" || true
+  [ "$(cat "$tmp/slow-after-upgrade.code")" = 200 ] ||
+    { since "$m0" | tail -n 15 >&2; fail "a request in flight at systemctl restart after the hand-overs got '$(cat "$tmp/slow-after-upgrade.code")', not 200 (the journal above)"; }
+  figures="$figures; 10 x weft upgrade: p99 $p99 ($(ratio "$p99" "$steady")x steady; hey $hey_p99, $(ratio "$hey_p99" "$steady_hey")x), $restart_ms ms each"
+  pass
   note "upgrades under load: $figures"
   upgrade="cd /root/weft && apt-get install --reinstall ./weft_${from}_$arch.deb ./weft-dev_${from}_$arch.deb"
 
@@ -798,6 +879,170 @@ else
   step "weft.socket is installed"
   fail "the package installs no /lib/systemd/system/weft.socket: restarts and upgrades would refuse connections (issue 26 #2)"
 fi
+
+# `systemctl reboot` inside: systemd-nspawn exits with status 133 once the
+# container has shut down for a reboot (systemd-nspawn@.service restarts it
+# on that status: RestartForceExitStatus=133); booted again the same way,
+# from the same root, then waited for until 'running'.
+reboot_container() {
+  before=$pid1
+  t_reboot=$(date +%s%N)
+  cin systemctl reboot >/dev/null 2>&1 || true
+  i=0
+  while kill -0 "$nspawn_pid" 2>/dev/null; do
+    [ "$i" -lt 600 ] || fail "the container did not shut down within 60 s of systemctl reboot"
+    sleep 0.1
+    i=$((i + 1))
+  done
+  st=0
+  wait "$nspawn_pid" || st=$?
+  nspawn_pid=""
+  [ "$st" -eq 133 ] || { tail -n 20 "$tmp/nspawn.log" >&2; fail "systemd-nspawn exited with status $st after systemctl reboot, not 133 (a reboot)"; }
+  start_nspawn
+  await_up "$before"
+  note "rebooted: PID 1 is now $pid1, up again in $((($(date +%s%N) - t_reboot) / 1000000)) ms"
+}
+
+step "reboot with weft.socket and weft enabled (and a broken drop-in on disk): both come back on their own, serving, the broken file left out"
+cin mkdir -p /etc/weft/routes.d
+printf 'routes = ( { path = "/broken-at-boot"; plugin = "hello" ) );\n' | put /etc/weft/routes.d/broken-at-boot.conf 0644
+reboot_container
+for u in weft.socket weft.service; do
+  [ "$(unit_prop UnitFileState "$u")" = enabled ] || fail "$u is $(unit_prop UnitFileState "$u") after the reboot, not enabled"
+  [ "$(unit_prop ActiveState "$u")" = active ] || { journal_tail; fail "$u is $(unit_prop ActiveState "$u") after the reboot, not active"; }
+done
+[ "$(unit_prop NRestarts)" = 0 ] || { journal_tail; fail "weft needed $(unit_prop NRestarts) restart(s) to come up at boot"; }
+main_pid=$(unit_prop MainPID)
+[ "$(cin ps -o user= -p "$main_pid" | tr -d ' ')" = weft ] || fail "weft (pid $main_pid) does not run as user weft after the reboot"
+expect "$http/hello" 200 hello
+expect "$http/mine" 200 hello
+get "$http/health/ready"
+case $body in *broken-at-boot.conf*) ;; *) fail "/health/ready after the reboot does not name the left-out broken-at-boot.conf: $code $(echo "$body" | head -c 300)" ;; esac
+cin journalctl -u weft -b --no-pager -o cat -p err | grep -q 'broken-at-boot.conf:[0-9]' ||
+  fail "the boot's journal has no FILE:LINE line at priority err for broken-at-boot.conf"
+cin rm -f /etc/weft/routes.d/broken-at-boot.conf
+pass
+
+step "systemctl disable --now weft.socket weft, then reboot: both stay stopped and disabled, nothing listens; enable --now brings them back"
+cin systemctl disable --now weft.socket weft >/dev/null 2>&1 || fail "systemctl disable --now weft.socket weft failed"
+reboot_container
+for u in weft.socket weft.service; do
+  [ "$(unit_prop UnitFileState "$u")" = disabled ] || fail "$u is $(unit_prop UnitFileState "$u") after the reboot, not disabled"
+  [ "$(unit_prop ActiveState "$u")" = inactive ] || fail "$u is $(unit_prop ActiveState "$u") after the reboot, not inactive"
+done
+listening=$(cin ss -Htln '( sport = :8080 or sport = :9901 )')
+[ -z "$listening" ] || fail "something listens on 8080 or 9901 after rebooting with weft disabled: $listening"
+cin systemctl enable --now weft.socket weft >/dev/null 2>&1 || { journal_tail; fail "systemctl enable --now weft.socket weft failed"; }
+expect "$http/hello" 200 hello
+expect "$http/mine" 200 hello
+pass
+
+# ---- issue 26 #7 and #8, as an operator meets them under systemd ------------------
+
+step "issue 26 #7: weft dev (as a user, packaged pgdev.sh and PostgreSQL 15) stops its private PostgreSQL on SIGTERM and on SIGINT"
+csh "id ci >/dev/null 2>&1 || useradd -m -s /bin/sh ci" || fail "cannot add the user ci"
+devdir=/home/ci/dev
+# shellcheck disable=SC2016 # the inner shell's own $HOME
+csh "install -d -o ci -g ci $devdir && cd $devdir && setpriv --reuid=ci --regid=ci --init-groups env HOME=/home/ci weft new-plugin demo $devdir" \
+  >"$tmp/dev-new.log" 2>&1 || { cat "$tmp/dev-new.log" >&2; fail "weft new-plugin demo failed as user ci"; }
+# Ports of its own: the packaged weft keeps 8080 and 9901.
+printf 'listen = ["127.0.0.1:18080"];\nadmin = { listen = "127.0.0.1:19901"; };\n' | put "$devdir/weft.dev.conf" 0644
+cin chown -R ci:ci "$devdir"
+for sig in TERM INT; do
+  cin rm -f /tmp/dev.pid /tmp/dev.log
+  # shellcheck disable=SC2016 # the inner shell's own $$
+  CIN_TIMEOUT=180 cin sh -c 'echo $$ > /tmp/dev.pid; exec setpriv --reuid=ci --regid=ci --init-groups env HOME=/home/ci weft dev "$1" > /tmp/dev.log 2>&1' sh "$devdir" &
+  dev_job=$!
+  i=0
+  until cin grep -q ' serving ' /tmp/dev.log 2>/dev/null; do
+    kill -0 "$dev_job" 2>/dev/null || { cin cat /tmp/dev.log >&2; fail "weft dev exited before serving (its output above)"; }
+    [ "$i" -lt 450 ] || { cin cat /tmp/dev.log >&2; fail "weft dev did not serve within 90 s (its output above)"; }
+    sleep 0.2
+    i=$((i + 1))
+  done
+  cin grep -q 'dev: private PostgreSQL in' /tmp/dev.log || { cin cat /tmp/dev.log >&2; fail "weft dev started no private PostgreSQL"; }
+  pm=$(cin sed -n 1p "$devdir/.weft-dev/pg/data/postmaster.pid")
+  dev_pid=$(cin cat /tmp/dev.pid)
+  cin kill -0 "$pm" || fail "the private postmaster $pm does not run"
+  cin kill "-$sig" "$dev_pid"
+  i=0
+  while kill -0 "$dev_job" 2>/dev/null; do
+    [ "$i" -lt 600 ] || fail "weft dev did not exit within 60 s of SIG$sig"
+    sleep 0.1
+    i=$((i + 1))
+  done
+  wait "$dev_job" 2>/dev/null || true
+  # Running, not a zombie the container's init has yet to reap.
+  if cin sh -c "grep -q '^State:[[:space:]]*[^ZX]' /proc/$pm/status 2>/dev/null"; then
+    cin cat /tmp/dev.log >&2
+    cin /usr/share/weft/pgdev/pgdev.sh stop "$devdir/.weft-dev/pg" >/dev/null 2>&1 || true
+    fail "the private PostgreSQL (postmaster $pm) outlived weft dev after SIG$sig"
+  fi
+  note "weft dev stopped by SIG$sig: its postmaster $pm is gone"
+done
+pass
+
+step "issue 26 #7 and #8: PORT and \${VAR} from the unit's Environment=, a credential (LoadCredential=) as admin.token_file, log.format = json in the journal"
+cin cp "$conf" /root/weft/weft.conf.before-env
+token=weft-ci-admin-token-0123456789abcdef
+printf '%s\n' "$token" | put /root/weft/admin-token 0600
+cin mkdir -p /etc/systemd/system/weft.service.d
+printf '[Service]\nEnvironment=PORT=8081 WEFT_CI_GREETING=from-the-unit-environment\nLoadCredential=admin_token:/root/weft/admin-token\n' |
+  put /etc/systemd/system/weft.service.d/check-env.conf 0644
+add_route '{ path = "/check/env"; plugin = "hello"; dispatch = "reactive"; methods = ["GET"]; options = { greeting = "${WEFT_CI_GREETING}"; }; }'
+csh "sed -i -e 's|^admin = { listen = \"127.0.0.1:9901\"; };|admin = { listen = \"127.0.0.1:9901\"; token_file = \"credential:admin_token\"; };|' \
+  -e 's|^  level = \"info\";|  level = \"info\"; format = \"json\";|' $conf"
+cin grep -q 'token_file = "credential:admin_token"' "$conf" || fail "could not set admin.token_file in $conf"
+cin grep -q 'format = "json"' "$conf" || fail "could not set log.format in $conf"
+# weft.socket holds 8080: stopped, so that weft binds PORT's 8081 itself.
+cin systemctl stop weft.socket weft
+cin systemctl daemon-reload
+c0=$(cursor)
+cin systemctl start weft || { journal_tail; fail "weft does not start with PORT=8081, the credential and log.format = json"; }
+env_http=http://127.0.0.1:8081
+expect "$env_http/hello" 200 hello
+expect "$env_http/check/env" 200 from-the-unit-environment
+# The packaged /aggregate calls its own persons routes on ${PORT:-8080}: 8081 here; 127.0.0.1:8080 has no listener (502).
+expect "$env_http/pool/aggregate?ids=1" 200 ""
+code=$(cin curl -sS -o /dev/null -w '%{http_code}' --max-time 10 -X POST "$admin/reload" 2>/dev/null || true)
+[ "$code" = 401 ] || fail "POST /reload without the credential's token: $code, not 401"
+code=$(cin curl -sS -o /dev/null -w '%{http_code}' --max-time 30 -X POST -H "Authorization: Bearer $token" "$admin/reload" 2>/dev/null || true)
+[ "$code" = 202 ] || fail "POST /reload with the token from the credential (LoadCredential=): $code, not 202"
+since "$c0" | grep -q '^{"time": *"[^"]*", *"level": *"info", *"msg": *"[^"]*serving' ||
+  { since "$c0" | tail -n 5 >&2; fail "with log.format = json the journal has no JSON 'serving' line (the last lines above)"; }
+cin rm -f /etc/systemd/system/weft.service.d/check-env.conf
+cin cp /root/weft/weft.conf.before-env "$conf"
+cin systemctl daemon-reload
+cin systemctl stop weft
+cin systemctl start weft.socket weft || { journal_tail; fail "weft.socket and weft do not start again"; }
+expect "$http/hello" 200 hello
+pass
+
+step "issue 26 #8: logrotate -f /etc/logrotate.d/weft (the packaged file) rotates the access log and weft writes the new one"
+csh "sed -i 's|^  # access_log = \"/var/log/weft/access.log\";|  access_log = \"/var/log/weft/access.log\";|' $conf"
+cin grep -q '^  access_log = "/var/log/weft/access.log";' "$conf" || fail "could not turn the access log on in $conf"
+# Restart-only (CONFIG.md); weft.socket carries the connections across.
+cin systemctl restart weft || { journal_tail; fail "weft does not restart with log.access_log"; }
+expect "$http/hello" 200 hello
+cin grep -q 'GET /hello' /var/log/weft/access.log || fail "/var/log/weft/access.log has no line for GET /hello"
+c0=$(cursor)
+cin logrotate -f /etc/logrotate.d/weft || fail "logrotate -f /etc/logrotate.d/weft failed"
+cin test -s /var/log/weft/access.log.1 || fail "logrotate left no /var/log/weft/access.log.1"
+i=0
+until since "$c0" | grep -q 'logs reopened (SIGUSR1)'; do
+  [ "$i" -lt 50 ] || { journal_tail; fail "no 'logs reopened (SIGUSR1)' line within 10 s of logrotate's postrotate"; }
+  sleep 0.2
+  i=$((i + 1))
+done
+n1=$(cin sh -c 'wc -l < /var/log/weft/access.log.1')
+expect "$http/hello?after-rotation" 200 hello
+cin grep -q 'GET /hello?after-rotation' /var/log/weft/access.log || fail "the new access.log has no line for the request after the rotation"
+! cin grep -q 'after-rotation' /var/log/weft/access.log.1 || fail "weft still writes to the rotated access.log.1"
+[ "$(cin sh -c 'stat -c "%U:%G %a" /var/log/weft/access.log')" = "weft:weft 640" ] || fail "the new access.log is not weft:weft 0640"
+note "rotated: access.log.1 holds $n1 line(s); the new access.log gets the next requests"
+cin cp /root/weft/weft.conf.before-env "$conf"
+cin systemctl restart weft || fail "weft does not restart without the access log"
+pass
 main_pid=$(unit_prop MainPID)
 
 step "a crashing handler: systemd restarts weft, the crashing build is quarantined (503), everything else serves; weft quarantine clear lifts it"

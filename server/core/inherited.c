@@ -51,7 +51,7 @@ int weft_inherited_take(void)
     return left;
 }
 
-/* Is fd a listening TCP socket bound to exactly host:port? */
+/* Is fd a listening TCP socket bound to exactly host:port (any port for 0)? */
 static int bound_to(int fd, const char *host, uint16_t port)
 {
     if (sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1) <= 0)
@@ -64,22 +64,24 @@ static int bound_to(int fd, const char *host, uint16_t port)
         const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
         struct in_addr want;
         return inet_pton(AF_INET, host, &want) == 1 && a->sin_addr.s_addr == want.s_addr &&
-               ntohs(a->sin_port) == port;
+               (port == 0 || ntohs(a->sin_port) == port);
     }
     if (ss.ss_family == AF_INET6) {
         const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
         struct in6_addr want;
         return inet_pton(AF_INET6, host, &want) == 1 && memcmp(&a->sin6_addr, &want, sizeof(want)) == 0 &&
-               ntohs(a->sin6_port) == port;
+               (port == 0 || ntohs(a->sin6_port) == port);
     }
     return 0;
 }
 
 int weft_inherited_claim(const char *host, uint16_t port, const char **name)
 {
-    if (port == 0)
-        return -1;
     for (int i = 0; i < n_inh; i++) {
+        /* Port 0 ("any") takes what the previous process was given for it,
+         * in its order; systemd's sockets are always for a port. */
+        if (port == 0 && strcmp(inh[i].name, WEFT_HANDOVER_FD_NAME) != 0)
+            continue;
         if (inh[i].fd >= 0 && bound_to(inh[i].fd, host, port)) {
             int fd = inh[i].fd;
             inh[i].fd = -1;
@@ -118,6 +120,15 @@ void weft_inherited_release(const char *config_path)
         if (inh[i].fd >= 0) {
             char what[INET6_ADDRSTRLEN + 64];
             describe(inh[i].fd, what, sizeof(what));
+            if (strcmp(inh[i].name, WEFT_HANDOVER_FD_NAME) == 0) {
+                /* One per event loop of the previous process: it ran more loops, or listened there too. */
+                weft_log_info("hand-over: %s is a socket of the previous process that no listen address or event loop "
+                              "here takes; closed",
+                              what);
+                close(inh[i].fd);
+                inh[i].fd = -1;
+                continue;
+            }
             weft_log_warn("socket activation: systemd passed a socket for %s (%s) but no listen address in %s is "
                           "that address: its connections are never answered; make the socket unit's ListenStream= "
                           "and the config's listen agree (systemctl edit weft.socket)",

@@ -4,6 +4,10 @@
 
 #include <stdint.h>
 
+/* The FileDescriptorName of sockets a serving weft hands to its successor
+ * (process/handover.h), next to socket activation's own names. */
+#define WEFT_HANDOVER_FD_NAME "weft-handover"
+
 /**
  * Takes the sockets systemd passed (LISTEN_PID, LISTEN_FDS, LISTEN_FDNAMES)
  * the first time it is called, and unsets those variables so that no child
@@ -13,7 +17,8 @@
 int weft_inherited_take(void);
 /**
  * The inherited listening TCP socket whose local address is host:port
- * (numeric, as in the config; port 0 never matches), handed over to the
+ * (numeric, as in the config; port 0 matches only sockets a previous weft
+ * handed over, the first of that host in their order), handed over to the
  * caller, or -1 when there is none. *name, if not NULL, gets the socket's
  * FileDescriptorName= (valid until weft_inherited_release).
  */

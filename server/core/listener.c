@@ -65,39 +65,6 @@ static int bind_one(const weft_listen_cfg *l, uint16_t port, int reuseport)
     return fd;
 }
 
-/* A socket systemd bound for this address (weft.socket) instead of a bind:
- * thread t gets fds[t * stride] (the first the inherited fd, the others
- * duplicates of it: the loops share its one accept queue, since systemd
- * bound it without SO_REUSEPORT and as another user). Returns 1 if adopted,
- * 0 if there is none, -1 on error. */
-static int adopt_inherited(const weft_config *cfg, size_t i, int n_threads, int *fds)
-{
-    const weft_listen_cfg *l = &cfg->listen[i];
-    const char *name = NULL;
-    int fd = weft_inherited_claim(l->host, l->port, &name);
-    if (fd < 0)
-        return 0;
-    int on = 1;
-    /* Accepted sockets inherit both; systemd sets neither unless told to. */
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-    fds[i * (size_t)n_threads] = fd;
-    for (int t = 1; t < n_threads; t++) {
-        int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-        if (d < 0) {
-            weft_log_error("%s:%d: listen[%zu]: cannot duplicate the socket systemd passed for %s port %u: %s",
-                           cfg->path, l->line, i, l->host, l->port, strerror(errno));
-            for (int k = 0; k < t; k++)
-                close(fds[i * (size_t)n_threads + (size_t)k]);
-            return -1;
-        }
-        fds[i * (size_t)n_threads + (size_t)t] = d;
-    }
-    weft_log_info("listen[%zu]: %s port %u is the socket systemd passed (%s): restarts refuse no connection", i,
-                  l->host, l->port, name);
-    return 1;
-}
-
 static uint16_t bound_port(int fd)
 {
     struct sockaddr_storage ss;
@@ -106,6 +73,54 @@ static uint16_t bound_port(int fd)
         return 0;
     return ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
                                          : ((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+/* A socket systemd bound for this address (weft.socket), or the previous
+ * weft process handed over (process/handover.h), instead of a bind: thread
+ * t gets fds[t * stride]: the t-th such socket when several were passed
+ * (the previous process's own SO_REUSEPORT group, one per loop), else a
+ * duplicate of the first (the loops share its one accept queue: systemd
+ * bound it without SO_REUSEPORT and as another user). Returns 1 if
+ * adopted, 0 if there is none, -1 on error. */
+static int adopt_inherited(weft_config *cfg, size_t i, int n_threads, int *fds)
+{
+    weft_listen_cfg *l = &cfg->listen[i];
+    const char *name = NULL;
+    int fd = weft_inherited_claim(l->host, l->port, &name);
+    if (fd < 0)
+        return 0;
+    int on = 1;
+    fds[i * (size_t)n_threads] = fd;
+    /* An ephemeral port keeps the one the previous process was given. */
+    if (l->port == 0)
+        l->port = bound_port(fd);
+    for (int t = 1; t < n_threads; t++) {
+        int d = weft_inherited_claim(l->host, l->port, NULL);
+        if (d < 0)
+            d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (d < 0) {
+            weft_log_error("%s:%d: listen[%zu]: cannot duplicate the socket passed for %s port %u: %s", cfg->path,
+                           l->line, i, l->host, l->port, strerror(errno));
+            for (int k = 0; k < t; k++)
+                close(fds[i * (size_t)n_threads + (size_t)k]);
+            return -1;
+        }
+        fds[i * (size_t)n_threads + (size_t)t] = d;
+    }
+    for (int t = 0; t < n_threads; t++) {
+        int s = fds[i * (size_t)n_threads + (size_t)t];
+        /* Accepted sockets inherit both; systemd sets neither unless told to. */
+        fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK);
+        fcntl(s, F_SETFD, FD_CLOEXEC);
+        setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    }
+    if (strcmp(name, WEFT_HANDOVER_FD_NAME) == 0)
+        weft_log_info("listen[%zu]: %s port %u is the socket pid %d handed over: nothing was closed or rebound", i,
+                      l->host, l->port, (int)getppid());
+    else
+        weft_log_info("listen[%zu]: %s port %u is the socket systemd passed (%s): restarts refuse no connection", i,
+                      l->host, l->port, name);
+    return 1;
 }
 
 int weft_listeners_bind(weft_config *cfg, int n_threads, int **fds_out)
@@ -196,8 +211,10 @@ int weft_listeners_bind_admin(weft_config *cfg, int *fd_out)
     cfg->admin.port = bound_port(fd);
     int v6 = strchr(l.host, ':') != NULL;
     weft_log_info("admin listening on http://%s%s%s:%u/%s%s%s", v6 ? "[" : "", l.host, v6 ? "]" : "", cfg->admin.port,
-                  name != NULL ? " (the socket systemd passed: " : "", name != NULL ? name : "",
-                  name != NULL ? ")" : "");
+                  name == NULL ? ""
+                  : strcmp(name, WEFT_HANDOVER_FD_NAME) == 0 ? " (the socket the previous process handed over: "
+                                                               : " (the socket systemd passed: ",
+                  name != NULL ? name : "", name != NULL ? ")" : "");
     *fd_out = fd;
     return 0;
 }

@@ -1,6 +1,7 @@
 #include "ops/notify.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <systemd/sd-daemon.h>
 
@@ -9,8 +10,19 @@
 #include "base/timer.h"
 #include "ops/crash.h"
 
+/* Set while systemd must not hear from this process: a new process until
+ * the old one has made it the main one, and the old one after that (its
+ * STOPPING=1 would stop the service the new one runs). */
+static atomic_int held;
+
+void weft_notify_hold(int on) { atomic_store(&held, on); }
+
+void weft_notify_mainpid(int pid) { sd_notifyf(0, "MAINPID=%d\nSTATUS=handed over to pid %d", pid, pid); }
+
 void weft_notify_ready(const char *fmt, ...)
 {
+    if (atomic_load(&held))
+        return;
     char status[256];
     va_list ap;
     va_start(ap, fmt);
@@ -21,10 +33,16 @@ void weft_notify_ready(const char *fmt, ...)
 
 void weft_notify_reloading(const char *why)
 {
+    if (atomic_load(&held))
+        return;
     sd_notifyf(0, "RELOADING=1\nSTATUS=reloading (%s)", why);
 }
 
-void weft_notify_stopping(void) { sd_notify(0, "STOPPING=1\nSTATUS=draining in-flight requests"); }
+void weft_notify_stopping(void)
+{
+    if (!atomic_load(&held))
+        sd_notify(0, "STOPPING=1\nSTATUS=draining in-flight requests");
+}
 
 int weft_notify_watchdog(void)
 {
@@ -58,6 +76,7 @@ int weft_notify_watchdog(void)
             return (int)(usec / 4000u);
         }
     }
-    sd_notify(0, "WATCHDOG=1");
+    if (!atomic_load(&held))
+        sd_notify(0, "WATCHDOG=1");
     return (int)(usec / 4000u);
 }

@@ -17,5 +17,9 @@ void weft_notify_stopping(void);
  * watchdog is configured.
  */
 int weft_notify_watchdog(void);
+/** While on, nothing reaches systemd (the hand-over, process/handover.h). */
+void weft_notify_hold(int on);
+/** Tells systemd that pid is the service's main process now. */
+void weft_notify_mainpid(int pid);
 
 #endif

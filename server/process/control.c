@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ops/accesslog.h"
+#include "process/handover.h"
 #include "process/outcome.h"
 #include "ops/admin.h"
 #include "base/log.h"
@@ -30,6 +31,9 @@
 static int sig_fd = -1, wake_fd = -1;
 static weft_watcher *watcher;
 static char *pid_file;
+/* Set once a new process took over (process/handover.h): the pid file and
+ * its companions are that process's now. */
+static int handed_over;
 
 static pthread_mutex_t grave_mu = PTHREAD_MUTEX_INITIALIZER;
 static weft_generation **graveyard;
@@ -144,6 +148,7 @@ int weft_control_init(weft_generation *first)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
     sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGUSR2);
     /* Blocked before any thread starts, so every thread inherits the mask. */
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -153,10 +158,13 @@ int weft_control_init(weft_generation *first)
         return -1;
     }
     if (first->cfg->pid_file != NULL) {
-        if (write_pid_file(first->cfg->pid_file) != 0)
+        /* A process started by a hand-over names itself once it is the main one. */
+        if (!weft_handover_is_child() && write_pid_file(first->cfg->pid_file) != 0)
             return -1;
         pid_file = strdup(first->cfg->pid_file);
         write_serving(first->cfg);
+        if (!weft_handover_is_child())
+            weft_handover_outcome_init(pid_file);
     }
     weft_generation_set_reaper(bury);
     weft_admin_set_waker(weft_control_wake);
@@ -170,8 +178,10 @@ void weft_control_cleanup(void)
 {
     weft_watcher_free(watcher);
     watcher = NULL;
-    if (pid_file != NULL) {
+    if (pid_file != NULL && !handed_over) {
         char path[4200];
+        weft_handover_outcome_path(pid_file, path, sizeof(path));
+        unlink(path);
         weft_control_serving_path(pid_file, path, sizeof(path));
         unlink(path);
         weft_outcome_path(pid_file, path, sizeof(path));
@@ -243,7 +253,14 @@ static void reload(weft_reload_kind kind, const char *why)
 
 int weft_control_run(void)
 {
+    if (weft_handover_is_child()) {
+        if (weft_handover_child_ready() != 0)
+            return SIGTERM;
+        if (pid_file != NULL && write_pid_file(pid_file) == 0)
+            weft_handover_outcome_init(pid_file);
+    }
     notify_serving();
+    int upgrade_fd = -1; /* the new process's answer, while a hand-over is under way */
     int pending = 0;
     char names[1024] = "";
     unsigned long long last_event = 0;
@@ -254,9 +271,22 @@ int weft_control_run(void)
             int debounce = now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
             timeout = timeout < 0 || debounce < timeout ? debounce : timeout;
         }
-        struct pollfd p[2] = {{sig_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
-        if (poll(p, 2, timeout) < 0 && errno != EINTR)
+        int upgrade_ms = weft_handover_timeout_ms();
+        if (upgrade_ms >= 0 && (timeout < 0 || upgrade_ms < timeout))
+            timeout = upgrade_ms;
+        struct pollfd p[3] = {{sig_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}, {upgrade_fd, POLLIN, 0}};
+        int ready = poll(p, upgrade_fd >= 0 ? 3 : 2, timeout);
+        if (ready < 0 && errno != EINTR)
             weft_fatal("poll: %s", strerror(errno));
+        if (upgrade_fd >= 0 && ((p[2].revents & (POLLIN | POLLHUP | POLLERR)) || weft_handover_timeout_ms() == 0)) {
+            int took = weft_handover_step(pid_file, !(p[2].revents & (POLLIN | POLLHUP | POLLERR)));
+            if (took >= 0)
+                upgrade_fd = -1;
+            if (took == 1) {
+                handed_over = 1;
+                return SIGUSR2;
+            }
+        }
         if (p[0].revents & POLLIN) {
             struct signalfd_siginfo si;
             if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
@@ -268,6 +298,10 @@ int weft_control_run(void)
                     reload(WEFT_RELOAD_CONFIG, "SIGHUP");
                 if (si.ssi_signo == SIGUSR1)
                     reopen_logs("SIGUSR1");
+                if (si.ssi_signo == SIGUSR2 && upgrade_fd < 0)
+                    upgrade_fd = weft_handover_start(pid_file);
+                else if (si.ssi_signo == SIGUSR2)
+                    weft_log_warn("SIGUSR2: a hand-over is already under way");
             }
         }
         if (p[1].revents & POLLIN) {

@@ -13,6 +13,7 @@
 #include "base/file.h"
 #include "config/config_diff.h"
 #include "process/control.h"
+#include "process/handover.h"
 #include "process/outcome.h"
 #include "dev/dev.h"
 #include "dev/scaffold.h"
@@ -33,6 +34,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: weft [-c FILE] [-t]\n"
             "       weft reload [-c FILE]\n"
+            "       weft upgrade [-c FILE]\n"
             "       weft quarantine clear [NAME] [-c FILE]\n"
             "       weft new-plugin NAME [DIR]\n"
             "       weft dev [DIR]\n"
@@ -47,6 +49,10 @@ static void usage(FILE *out)
             "  reload             ask the running weft (found through the config's pid_file) to reload\n"
             "                     its configuration and wait for its verdict: exit 1 with its reasons\n"
             "                     if it refused (WEFT_RELOAD_WAIT_S, default 60)\n"
+            "  upgrade            ask the running weft to start the weft binary now on disk, hand it\n"
+            "                     its listening sockets and drain once that one serves (SIGUSR2);\n"
+            "                     exit 1 with the reason if it refused, 3 if no weft runs or it is\n"
+            "                     too old for that (restart it instead)\n"
             "  quarantine clear   remove the crash records (of plugin NAME, or all) that quarantine a\n"
             "                     plugin build which crashed the server, then ask it to reload\n"
             "  new-plugin NAME    write a ready-to-build plugin project DIR/NAME (default DIR: .)\n"
@@ -197,6 +203,22 @@ static int signal_running(const char *config)
     return rc;
 }
 
+/* `weft upgrade`: what the package's postinst runs instead of a restart. */
+static int upgrade_running(const char *config)
+{
+    weft_config *cfg = config_for(config, "not signalling");
+    if (cfg == NULL)
+        return 1;
+    int rc = 1;
+    if (cfg->pid_file == NULL)
+        weft_say(WEFT_LOG_ERROR, "%s sets no pid_file, so the running server cannot be found; send it SIGUSR2",
+                 config);
+    else
+        rc = weft_handover_request(cfg->pid_file);
+    weft_config_free(cfg);
+    return rc;
+}
+
 static void said_cleared(const weft_quarantine *q)
 {
     char why[1200];
@@ -282,7 +304,10 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "dev") == 0)
         return weft_dev_main(argc, argv, serve);
+    /* The arguments as given: a hand-over starts the next binary with them. */
+    weft_handover_init(argc, argv);
     int reload = argc > 1 && strcmp(argv[1], "reload") == 0;
+    int upgrade = argc > 1 && strcmp(argv[1], "upgrade") == 0;
     const char *clear = NULL; /* "quarantine clear [NAME]": NAME, or "" for all */
     if (argc > 2 && strcmp(argv[1], "quarantine") == 0 && strcmp(argv[2], "clear") == 0) {
         clear = argc > 3 && argv[3][0] != '-' ? argv[3] : "";
@@ -294,7 +319,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: weft quarantine clear [NAME] [-c FILE]\n");
         return 2;
     }
-    if (reload) {
+    if (reload || upgrade) {
         argv[1] = argv[0];
         argv++;
         argc--;
@@ -322,6 +347,8 @@ int main(int argc, char **argv)
     }
     if (reload)
         return signal_running(config);
+    if (upgrade)
+        return upgrade_running(config);
     if (clear != NULL)
         return quarantine_clear(config, clear[0] != '\0' ? clear : NULL);
     if (test) {

@@ -28,6 +28,7 @@
 #include "plugin/module.h"
 #include "plugin/ptimer.h"
 #include "process/control.h"
+#include "process/handover.h"
 #include "process/privileges.h"
 #include "reload/generation.h"
 #include "ops/accesslog.h"
@@ -46,6 +47,7 @@ static struct {
     h2o_hostconf_t *main_hosts[2];
     h2o_hostconf_t *admin_hosts[2];
     weft_generation *first; /* what each loop serves when it starts */
+    int *passed;            /* every listening socket, for a hand-over (the loops own them) */
 } proc;
 
 /* Each loop holds a reference to the generation it serves (swapped by reload/). */
@@ -228,6 +230,17 @@ int weft_server_run(weft_generation *gen)
         weft_fatal("out of memory starting the event loops");
     weft_generation_start_timers(gen);
     weft_listeners_announce(cfg, fds);
+    /* What a SIGUSR2 hands to the next process: the loops close them only when they stop. */
+    proc.passed = malloc((n_fds + 1) * sizeof(int));
+    if (proc.passed == NULL)
+        weft_fatal("out of memory");
+    /* Address-major, as the next process claims them: each address's loops in order. */
+    for (size_t i = 0; i < cfg->n_listen; i++)
+        for (int t = 0; t < n; t++)
+            proc.passed[i * (size_t)n + (size_t)t] = fds[(size_t)t * cfg->n_listen + i];
+    if (admin_fd >= 0)
+        proc.passed[n_fds] = admin_fd;
+    weft_handover_set_listeners(proc.passed, n_fds + (admin_fd >= 0));
     free(fds);
     weft_log_info("weft %s serving %zu route(s) from %zu plugin(s) on %d event loop thread(s)", WEFT_VERSION,
                   gen->n_routes, gen->n_modules, n);
@@ -235,7 +248,9 @@ int weft_server_run(weft_generation *gen)
     int sig = weft_control_run(); /* reloads until SIGTERM/SIGINT */
 
     int grace_s = weft_reload_serving()->cfg->shutdown.grace_s;
-    weft_log_info("%s: stopping; in-flight requests get up to %d s to finish", strsignal(sig), grace_s);
+    weft_log_info("%s: stopping; in-flight requests get up to %d s to finish",
+                  sig == SIGUSR2 ? "handed over" : strsignal(sig), grace_s);
+    weft_handover_set_listeners(NULL, 0);
     weft_loops_stop(grace_s);
     wait_for_loops();
     if (weft_loops_join()) {
@@ -249,6 +264,8 @@ int weft_server_run(weft_generation *gen)
     weft_reload_shutdown();
     weft_control_reap();
     weft_control_cleanup();
+    free(proc.passed);
+    proc.passed = NULL;
     h2o_config_dispose(&proc.h2o);
     weft_accesslog_close();
     weft_module_cleanup();
