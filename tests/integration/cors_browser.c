@@ -1,5 +1,5 @@
 /* CORS in a real browser: headless Chromium (driven through chromedriver)
- * opens a page served from another origin (tests/support/page_server.py)
+ * opens a page served from another origin (a second weft, its static route)
  * whose script fetches a route's JSON with credentials and a custom header
  * (a preflight), reads a Server-Sent Events stream and talks over a
  * WebSocket to weft, with compression on, and writes what it got into the
@@ -71,19 +71,12 @@ Test(cors_browser, a_page_on_another_origin_uses_json_sse_and_websocket, .timeou
     snprintf(site, sizeof(site), "%s/site", tmp);
     cr_assert_eq(mkdir(site, 0700), 0);
 
-    /* The page's origin first: weft's cors lists it. */
-    char plog[320], port_file[320];
-    snprintf(plog, sizeof(plog), "%s/page.log", tmp);
-    snprintf(port_file, sizeof(port_file), "%s/port", site);
-    const char *pargs[] = {"/usr/bin/python3", WEFT_SOURCE_DIR "/tests/support/page_server.py", site, NULL};
-    char **penv = wt_env(NULL, NULL);
-    pid_t page_pid = wt_spawn("/usr/bin/python3", pargs, penv, NULL, plog, WT_SPAWN_GROUP);
-    free(penv);
-    char *port_text = NULL;
-    for (double t0 = wt_now_ms(); (port_text = wt_read_file(port_file)) == NULL; usleep(20000)) /* poll */
-        cr_assert_lt(wt_now_ms() - t0, 20000, "the page server never listened: %s", wt_read_file(plog));
-    int page_port = atoi(port_text);
-    free(port_text);
+    /* The page's origin first, weft's own static route on a port of its
+     * own (another origin): the API's cors lists it. */
+    wt_server page_srv = {0};
+    wt_startf(&page_srv, "threads = 1; " WT_LISTEN "\nroutes = ( { path = \"/\"; static = { dir = \"%s\"; }; } );\n",
+              site);
+    int page_port = page_srv.port;
 
     wt_server srv = {0};
     wt_startf(&srv,
@@ -146,8 +139,6 @@ Test(cors_browser, a_page_on_another_origin_uses_json_sse_and_websocket, .timeou
     free(session);
     wt_wd_stop(&d);
     wt_finish(&srv);
-    kill(-page_pid, SIGTERM);
-    int timed_out;
-    wt_wait(page_pid, 10000, WT_SPAWN_GROUP, &timed_out);
+    wt_finish(&page_srv);
     wt_rm_rf(tmp);
 }
