@@ -44,8 +44,8 @@ WEFT_BIN=build-test/server/weft timeout 300 packaging/check-acme.sh
 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZER=address
 echo "=== Debian 13: the plain suite inside a Debian 13 root, with PostgreSQL 17 (packaging/check-trixie.sh)" >&2
 packaging/check-trixie.sh
-echo "=== fuzzing: every libFuzzer target for ${WEFT_FUZZ_SECONDS:-60} s under ASan+UBSan" >&2
-tests/fuzz/run.sh "${WEFT_FUZZ_SECONDS:-60}"
+echo "=== fuzzing: every libFuzzer target for ${WEFT_FUZZ_SECONDS:-30} s under ASan+UBSan" >&2
+tests/fuzz/run.sh "${WEFT_FUZZ_SECONDS:-30}"
 echo "=== ThreadSanitizer: the concurrency tests against a TSan server" >&2
 tests/tsan.sh
 echo "=== Debian packages: build, lintian, install, serve, reload, drop-in, purge" >&2
