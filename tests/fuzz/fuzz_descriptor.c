@@ -6,8 +6,8 @@
  * buffer of exactly that size so AddressSanitizer reports any read past
  * `size_avail`. weft_descriptor_check must refuse or accept without crashing,
  * explain every refusal, and accept only what the loader may use: the right
- * magic, ABI, flags, a size within what is readable, a valid name and a
- * handler.
+ * magic, ABI (2, or 1 through the compatibility table), flags, a size within
+ * what is readable, a valid name and a handler.
  *
  * The `name` field is a pointer, and the checker follows it (strlen, then a
  * character check) once the size covers it. Arbitrary bytes there are an
@@ -83,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(n >= WEFT_PLUGIN_MIN_SIZE);
         weft_plugin d = {0};
         memcpy(&d, desc, n < sizeof(d) ? n : sizeof(d));
-        CHECK(d.magic == WEFT_PLUGIN_MAGIC && d.abi_version == WEFT_PLUGIN_ABI && d.flags == 0);
+        /* ABI 2, or ABI 1 (served through the compatibility table). */
+        CHECK(d.magic == WEFT_PLUGIN_MAGIC && (d.abi_version == WEFT_PLUGIN_ABI || d.abi_version == 1) && d.flags == 0);
         CHECK(d.struct_size >= WEFT_PLUGIN_MIN_SIZE && d.struct_size <= n);
         CHECK(d.name != NULL && weft_name_is_valid(d.name));
         CHECK(expected == NULL || strcmp(d.name, expected) == 0);
