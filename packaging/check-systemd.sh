@@ -288,6 +288,11 @@ printf 'APT::Get::Assume-Yes "true";\nAcquire::Retries "0";\n' >"$root/etc/apt/a
 mkdir -p "$root/root/weft/src" "$root/root/weft/plugin"
 cp "$deb" "$devdeb" "$tmp/upgrades/"*.deb "$root/root/weft/"
 cp "$src/tests/plugins/crashy.c" "$src/tests/plugins/blocker.c" "$root/root/weft/plugin/"
+# Both fixtures are ABI 1 plugins (the suite builds them against the frozen
+# 1.1-era header too): built so here, they also show an installed weft
+# serving ABI 1 builds through its compatibility table.
+mkdir -p "$root/root/weft/plugin/abi11/weft"
+cp "$src/tests/abi/abi11/weft/plugin.h" "$root/root/weft/plugin/abi11/weft/"
 start_nspawn() {
   systemd-nspawn -q -b -D "$root" -M weft-ci --register=no --keep-unit --console=passive --private-network \
     </dev/null >>"$tmp/nspawn.log" 2>&1 &
@@ -1046,7 +1051,7 @@ pass
 main_pid=$(unit_prop MainPID)
 
 step "a crashing handler: systemd restarts weft, the crashing build is quarantined (503), everything else serves; weft quarantine clear lifts it"
-cin sh -c "cd /root/weft/plugin && cc -shared -fPIC -fvisibility=hidden \$(pkg-config --cflags weft-plugin) crashy.c -o crashy.so" ||
+cin sh -c "cd /root/weft/plugin && cc -shared -fPIC -fvisibility=hidden -I abi11 \$(pkg-config --cflags weft-plugin) crashy.c -o crashy.so" ||
   fail "tests/plugins/crashy.c does not build in the container against weft-dev"
 cin sh -c "install -o root -g root -m 0644 /root/weft/plugin/crashy.so $dropdir/.crashy.so.new && mv $dropdir/.crashy.so.new $dropdir/crashy.so"
 printf 'routes = ( { path = "/crashy"; plugin = "crashy"; dispatch = "pool"; methods = ["GET"]; } );\n' |
@@ -1079,7 +1084,7 @@ cin rm -f "$dropdir/crashy.so"
 pass
 
 step "a handler that wedges its event loop: weft aborts it before systemd's watchdog (WatchdogSec=4 in a drop-in), names it, and it is quarantined at the restart"
-cin sh -c "cd /root/weft/plugin && cc -shared -fPIC -fvisibility=hidden \$(pkg-config --cflags weft-plugin) blocker.c -o blocker.so" ||
+cin sh -c "cd /root/weft/plugin && cc -shared -fPIC -fvisibility=hidden -I abi11 \$(pkg-config --cflags weft-plugin) blocker.c -o blocker.so" ||
   fail "tests/plugins/blocker.c does not build in the container against weft-dev"
 cin mkdir -p /etc/systemd/system/weft.service.d
 printf '[Service]\nWatchdogSec=4\n' | put /etc/systemd/system/weft.service.d/check-watchdog.conf 0644
