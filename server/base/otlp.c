@@ -112,8 +112,10 @@ static size_t ignore_body(char *p, size_t size, size_t n, void *arg)
     return size * n;
 }
 
-/* One POST; 0 when the collector took it (2xx). Logs only a change of
- * state, so a dead collector is one line, not one a second. */
+/* One POST: 0 when the collector took it (2xx), 1 when trying again may
+ * work (no connection, a timeout, or 429/502/503/504, which OTLP/HTTP
+ * names retryable), -1 when it will not (any other status). Logs only a
+ * change of state, so a dead collector is one line, not one a second. */
 static int post(CURL *curl, const char *url, const char *body, size_t len, int tmo)
 {
     static int failing;
@@ -138,29 +140,48 @@ static int post(CURL *curl, const char *url, const char *body, size_t len, int t
     curl_slist_free_all(hdrs);
     int ok = rc == CURLE_OK && status >= 200 && status < 300;
     if (!ok && !failing)
-        weft_log_error("trace.otlp_endpoint %s: export failed (%s); spans are dropped and counted in "
-                       "weft_trace_spans_dropped_total until it answers",
+        weft_log_error("trace.otlp_endpoint %s: export failed (%s); a batch is tried 3 times, then its "
+                       "spans are dropped and counted in weft_trace_spans_dropped_total",
                        url, rc != CURLE_OK ? curl_easy_strerror(rc) : status >= 400 ? "an HTTP error status" : "no answer");
     else if (ok && failing)
         weft_log_info("trace.otlp_endpoint %s: exporting again", url);
     failing = !ok;
-    return ok ? 0 : -1;
+    if (ok)
+        return 0;
+    int transient = rc != CURLE_OK ? !atomic_load_explicit(&abort_posts, memory_order_relaxed)
+                                   : status == 429 || status == 502 || status == 503 || status == 504;
+    return transient ? 1 : -1;
 }
 
-/* 0 when the collector took the batch. */
-static int export_batch(CURL *curl, weft_span **batch, size_t n, const char *url, const char *svc, int tmo)
+/* A batch that failed for a reason that may pass gets this many more
+ * attempts, each after the back-off; a collector that restarts or a
+ * moment's overload then loses nothing. While a batch waits for its retry,
+ * new spans wait in the queue (or are dropped when it is full). */
+#define EXPORT_RETRIES 2
+
+static void free_spans(weft_span **batch, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(batch[i]);
+}
+
+/* 0 when the collector took the batch (its spans freed), 1 when it is to be
+ * tried again (`tries` attempts made so far, spans kept), -1 when it was
+ * dropped. */
+static int export_batch(CURL *curl, weft_span **batch, size_t n, const char *url, const char *svc, int tmo, int tries)
 {
     size_t len = 0;
     char *body = weft_otlp_encode(batch, n, svc, &len);
-    int rc = body != NULL && post(curl, url, body, len, tmo) == 0 ? 0 : -1;
+    int rc = body != NULL ? post(curl, url, body, len, tmo) : -1;
+    free(body);
+    if (rc == 1 && tries <= EXPORT_RETRIES)
+        return 1;
     if (rc == 0)
         atomic_fetch_add_explicit(&exported, n, memory_order_relaxed);
     else
         drop(n);
-    free(body);
-    for (size_t i = 0; i < n; i++)
-        free(batch[i]);
-    return rc;
+    free_spans(batch, n);
+    return rc == 0 ? 0 : -1;
 }
 
 /* After `fails` failed exports in a row the next waits this long, full
@@ -188,6 +209,10 @@ static void *run(void *arg)
 {
     (void)arg;
     CURL *curl = curl_easy_init(); /* one handle: its connection is kept alive between batches */
+    /* The batch out of the ring: being sent, or waiting for its retry. */
+    weft_span **batch = NULL;
+    size_t n = 0;
+    int tries = 0;
     pthread_mutex_lock(&mu);
     int fails = 0;
     while (!stopping) {
@@ -196,9 +221,9 @@ static void *run(void *arg)
         int backing_off = fails > 0;
         /* Wait for a full batch, or for the interval with something queued;
          * after a failure, for the back-off first. */
-        while (!stopping && !changed && (backing_off || count < (size_t)batch_size)) {
+        while (!stopping && !changed && (backing_off || (n == 0 && count < (size_t)batch_size))) {
             int rc = pthread_cond_timedwait(&wake, &mu, &until);
-            if (rc == ETIMEDOUT && count > 0)
+            if (rc == ETIMEDOUT && (count > 0 || n > 0))
                 break;
             if (rc == ETIMEDOUT) {
                 backing_off = 0;
@@ -208,35 +233,55 @@ static void *run(void *arg)
         changed = 0;
         if (stopping)
             break;
-        size_t max = (size_t)batch_size;
-        weft_span **batch = malloc(max * sizeof(*batch));
-        size_t n = batch != NULL ? take(batch, max) : 0;
+        if (n == 0) {
+            batch = malloc((size_t)batch_size * sizeof(*batch));
+            n = batch != NULL ? take(batch, (size_t)batch_size) : 0;
+            tries = 0;
+        }
         char *url = endpoint != NULL ? strdup(endpoint) : NULL, *svc = strdup(service != NULL ? service : "weft");
         int tmo = timeout_ms;
         pthread_mutex_unlock(&mu);
+        int rc = -1;
         if (n > 0 && (url == NULL || svc == NULL || curl == NULL)) {
-            for (size_t i = 0; i < n; i++)
-                free(batch[i]);
+            free_spans(batch, n);
             drop(n);
         } else if (n > 0) {
-            fails = export_batch(curl, batch, n, url, svc, tmo) == 0 ? 0 : fails + 1;
+            rc = export_batch(curl, batch, n, url, svc, tmo, ++tries);
+            fails = rc == 0 ? 0 : fails + 1;
         }
-        free(batch);
+        if (rc != 1) {
+            free(batch);
+            batch = NULL;
+            n = 0;
+        }
         free(url);
         free(svc);
         pthread_mutex_lock(&mu);
     }
-    /* Shutdown: what is queued gets one attempt, of 2 s at most. */
+    /* Shutdown: the batch out and what is queued get one attempt, of 2 s at
+     * most, in the order they were finished. */
     atomic_store(&abort_posts, 0);
-    size_t n = count;
-    weft_span **batch = n > 0 ? malloc(n * sizeof(*batch)) : NULL;
-    n = batch != NULL ? take(batch, n) : 0;
+    weft_span **all = malloc((n + count + 1) * sizeof(*all));
+    size_t total = 0;
+    if (all != NULL) {
+        for (size_t i = 0; i < n; i++)
+            all[total++] = batch[i];
+        total += take(all + total, count);
+    } else {
+        free_spans(batch, n);
+        drop(n);
+    }
+    free(batch);
     char *url = endpoint != NULL ? strdup(endpoint) : NULL, *svc = strdup(service != NULL ? service : "weft");
     int tmo = timeout_ms < 2000 ? timeout_ms : 2000;
     pthread_mutex_unlock(&mu);
-    if (n > 0 && url != NULL && svc != NULL && curl != NULL)
-        (void)export_batch(curl, batch, n, url, svc, tmo);
-    free(batch);
+    if (total > 0 && url != NULL && svc != NULL && curl != NULL) {
+        (void)export_batch(curl, all, total, url, svc, tmo, EXPORT_RETRIES + 1);
+    } else {
+        free_spans(all, total);
+        drop(total);
+    }
+    free(all);
     free(url);
     free(svc);
     if (curl != NULL)

@@ -116,6 +116,7 @@ typedef struct seen {
     char tp[64];        /* what the plugin saw */
     char up_tp[128];    /* what the upstream received */
     char up_ts[700];
+    char up[200];       /* the plugin's "up=" line: the upstream's status, or why the call failed */
     long status;
 } seen;
 
@@ -137,6 +138,7 @@ static seen call(const wt_server *s, const char *path, const char *const *header
     line_value(r.body, "tp=", v.tp, sizeof(v.tp));
     line_value(r.body, "traceparent=", v.up_tp, sizeof(v.up_tp));
     line_value(r.body, "tracestate=", v.up_ts, sizeof(v.up_ts));
+    line_value(r.body, "up=", v.up, sizeof(v.up));
     cr_assert_eq(r.status, 200, "%s: %ld %s", path, r.status, r.body);
     cr_assert_eq(strlen(v.tp), 55, "%s: the plugin's traceparent '%s'", path, v.tp);
     wt_resp_free(&r);
@@ -176,7 +178,7 @@ Test(trace, a_valid_traceparent_is_continued_under_each_policy)
         cr_assert(strncmp(v.tp + 36, P_ID, 16) != 0, "%s: weft reused the caller's span id: %s", path, v.tp);
         cr_assert_str_eq(v.tp + 52, "-01", "%s: sampled flag lost: %s", path, v.tp);
         /* The outbound call carries it with a span id of its own, and the state as it came. */
-        cr_assert_eq(strlen(v.up_tp), 55, "%s: upstream got traceparent '%s'", path, v.up_tp);
+        cr_assert_eq(strlen(v.up_tp), 55, "%s: upstream got traceparent '%s' (up=%s)", path, v.up_tp, v.up);
         cr_assert(strncmp(v.up_tp, "00-" T_ID "-", 36) == 0, "%s: upstream got %s", path, v.up_tp);
         cr_assert(strncmp(v.up_tp + 36, P_ID, 16) != 0 && strncmp(v.up_tp + 36, v.tp + 36, 16) != 0,
                   "%s: the call's span id is not its own: call %s, request %s", path, v.up_tp, v.tp);
@@ -235,8 +237,8 @@ Test(trace, malformed_traceparents_start_a_new_trace)
             cr_assert(strncmp(v.tp + 3, T_ID, 32) != 0 && strncmp(v.tp + 3, "4BF92F3577B34DA6", 16) != 0,
                       "'%s' was continued: %s", bad[i], v.tp);
             cr_assert(strncmp(v.tp + 3, "00000000000000000000000000000000", 32) != 0, "%s", v.tp);
-            cr_assert(strncmp(v.up_tp, v.tp, 35) == 0, "%s: the call is not in the new trace: %s vs %s", path,
-                      v.up_tp, v.tp);
+            cr_assert(strncmp(v.up_tp, v.tp, 35) == 0, "%s: the call is not in the new trace: %s vs %s (up=%s)",
+                      path, v.up_tp, v.tp, v.up);
             /* The state of a context that was refused is not passed on. */
             cr_assert_str_eq(v.up_ts, "(none)", "'%s': %s", bad[i], v.up_ts);
         }
@@ -439,13 +441,15 @@ Test(trace, a_collector_that_is_down_costs_requests_nothing)
     wt_server s = {0};
     /* Port 1 on loopback: nobody listens (connection refused at once). */
     start_server(&s, "trace = { otlp_endpoint = \"http://127.0.0.1:1/v1/traces\"; batch_size = 10; "
-                     "batch_interval_ms = 50; };");
+                     "queue_size = 20; batch_interval_ms = 50; };");
     const char *paths[] = {"/plain"};
     long statuses[60];
     wt_http_many(&s, paths[0], 60, statuses, NULL);
     for (int i = 0; i < 60; i++)
         cr_assert_eq(statuses[i], 200, "request %d: %ld", i, statuses[i]);
-    wt_wait_metric(&s, "weft_trace_spans_dropped_total", 60, 15000);
+    /* One batch of 10 out for its retries, 20 waiting, the rest dropped;
+     * then the first batch, after its third attempt. */
+    wt_wait_metric(&s, "weft_trace_spans_dropped_total", 40, 15000);
     cr_assert_eq(wt_metric(&s, "weft_trace_spans_exported_total"), 0);
     free(wt_wait_log(&s, "export failed", 10000));
     wt_stop(&s);
@@ -476,6 +480,55 @@ Test(trace, a_slow_collector_meets_a_bounded_queue)
         json_decref(st);
     }
     cr_assert_eq(hanging, 1, "one export in flight at a time");
+    wt_stop(&s);
+}
+
+/* A server of its own whose spans go to the collector's `path`. */
+static void start_exporting_to(wt_server *s, const char *path)
+{
+    char group[256];
+    snprintf(group, sizeof(group), "trace = { otlp_endpoint = \"http://127.0.0.1:%d%s\"; batch_interval_ms = 50; };",
+             col_port, path);
+    start_server(s, group);
+}
+
+Test(trace, a_collector_in_trouble_for_a_moment_loses_nothing)
+{
+    wt_server s = {0};
+    start_exporting_to(&s, "/flaky/v1/traces");
+    for (int i = 0; i < 3; i++) {
+        (void)call(&s, "/plain", NULL);
+        /* Each batch is refused with 503 once, then taken. */
+        wt_wait_metric(&s, "weft_trace_spans_exported_total", i + 1, 15000);
+    }
+    cr_assert_eq(wt_metric(&s, "weft_trace_spans_dropped_total"), 0);
+    json_t *st = collector_get("/stats");
+    cr_assert_eq(json_integer_value(json_object_get(st, "unavailable")), 3, "%s", json_dumps(st, 0));
+    json_decref(st);
+    wt_stop(&s);
+}
+
+Test(trace, a_batch_the_collector_refuses_is_not_sent_again)
+{
+    wt_server s = {0};
+    start_exporting_to(&s, "/refuse/v1/traces");
+    (void)call(&s, "/plain", NULL);
+    wt_wait_metric(&s, "weft_trace_spans_dropped_total", 1, 15000);
+    /* A later batch that goes to a working collector shows the exporter
+     * has moved on: by then the refused one was not posted again. */
+    char *old = wt_read_file(s.conf), conf[8192];
+    const char *at = strstr(old, "/refuse/v1/traces");
+    snprintf(conf, sizeof(conf), "%.*s%s", (int)(at - old), old, at + strlen("/refuse"));
+    free(old);
+    wt_write_conf(&s, conf);
+    cr_assert_eq(kill(s.pid, SIGHUP), 0);
+    free(wt_wait_log(&s, "generation 2 serving", 10000));
+    (void)call(&s, "/plain", NULL);
+    wt_wait_metric(&s, "weft_trace_spans_exported_total", 1, 15000);
+    json_t *st = collector_get("/stats");
+    cr_assert_eq(json_integer_value(json_object_get(st, "refused")), 1, "%s", json_dumps(st, 0));
+    json_decref(st);
+    cr_assert_eq(wt_metric(&s, "weft_trace_spans_dropped_total"), 1);
     wt_stop(&s);
 }
 

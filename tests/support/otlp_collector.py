@@ -6,8 +6,11 @@ Prints "port N" once it listens on 127.0.0.1. Paths:
                          and be sent as application/json), answers 200 {}
   POST /slow/v1/traces   a collector that never answers: waits until its
                          client (weft's exporter) gives up and closes
+  POST /flaky/v1/traces  answers 503 to every other POST, starting with the
+                         first (a collector in trouble for a moment)
+  POST /refuse/v1/traces answers 400 to every POST (counted as "refused")
   GET  /spans            {"posts":N, "bad":B, "docs":[every export body]}
-  GET  /stats            {"posts":N, "bad":B, "hanging":H}
+  GET  /stats            {"posts":N, "bad":B, "hanging":H, "unavailable":U, "refused":R}
   GET  /echo             the upstream weft calls: "traceparent=V\\ntracestate=V\\n"
                          ("(none)" for a header that is absent)
 """
@@ -18,7 +21,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 lock = threading.Lock()
-state = {"posts": 0, "bad": 0, "hanging": 0, "docs": []}
+state = {"posts": 0, "bad": 0, "hanging": 0, "unavailable": 0, "refused": 0, "flaky": 0, "docs": []}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -46,7 +49,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(200, json.dumps({"posts": state["posts"], "bad": state["bad"],
                                                   "docs": state["docs"]}).encode())
             if self.path == "/stats":
-                return self.send(200, json.dumps({k: state[k] for k in ("posts", "bad", "hanging")}).encode())
+                return self.send(200, json.dumps({k: state[k] for k in ("posts", "bad", "hanging", "unavailable", "refused")}).encode())
         self.send(404, b"{}")
 
     def do_POST(self):
@@ -65,7 +68,19 @@ class Handler(BaseHTTPRequestHandler):
                 state["hanging"] -= 1
             self.close_connection = True
             return
-        if self.path != "/v1/traces":
+        if self.path == "/refuse/v1/traces":
+            with lock:
+                state["refused"] += 1
+            return self.send(400, b"{}")
+        if self.path == "/flaky/v1/traces":
+            with lock:
+                state["flaky"] += 1
+                down = state["flaky"] % 2 == 1
+                if down:
+                    state["unavailable"] += 1
+            if down:
+                return self.send(503, b"{}")
+        elif self.path != "/v1/traces":
             return self.send(404, b"{}")
         try:
             doc = json.loads(body)
