@@ -97,6 +97,7 @@ static void run_reactive(weft_req *r)
 {
     slice s;
     r->exec = WEFT_EXEC_LOOP;
+    r->ran_as = "reactive";
     /* done() may come from a thread of the plugin's own: the message that
      * carries it home is allocated now, so done() itself cannot fail. */
     if ((dreq(r)->done_msg = weft_req_alloc(r, sizeof(done_msg))) == NULL) {
@@ -195,6 +196,7 @@ void weft_dispatch_resume(weft_req *r)
     slice s;
     slice_begin(r, &s);
     r->exec = WEFT_EXEC_COROUTINE;
+    r->ran_as = "coroutine";
     if (weft_coro_resume(dreq(r)->coro)) {
         weft_coro_free(dreq(r)->coro);
         dreq(r)->coro = NULL;
@@ -341,6 +343,7 @@ static void run_pool(weft_req *r)
 {
     pool_job *job = weft_req_alloc(r, sizeof(*job));
     r->exec = WEFT_EXEC_WORKER;
+    r->ran_as = "pool";
     if (job != NULL) {
         job->r = r;
         job->work.run = pool_run;

@@ -80,6 +80,7 @@ struct weft_req {
     struct weft_loop *loop;    /* owning loop thread */
     struct weft_req_link *link; /* loop thread only; NULL once the client is gone */
     weft_exec exec;
+    const char *ran_as;    /* dispatch/: the policy that last ran the handler, named for spans */
     int rc;                /* handler result */
     int in_slice;          /* >0 while loop-thread plugin code runs for it */
     int finished;          /* the handler is done; complete when the slice ends */

@@ -87,16 +87,6 @@ void weft_req_trace_start(weft_req *r, const weft_trace_cfg *cfg, h2o_req_t *req
     }
 }
 
-static const char *policy_name(const weft_req *r)
-{
-    /* Where it ran: a dispatch = "auto" route's request says which one. */
-    switch (r->exec) {
-    case WEFT_EXEC_WORKER: return "pool";
-    case WEFT_EXEC_COROUTINE: return "coroutine";
-    default: return "reactive";
-    }
-}
-
 void weft_req_trace_end(weft_req *r, int status)
 {
     const weft_req_trace *t = &r->trace;
@@ -122,7 +112,7 @@ void weft_req_trace_end(weft_req *r, int status)
     snprintf(s->method, sizeof(s->method), "%s", r->method);
     snprintf(s->target, sizeof(s->target), "%s", r->path);
     snprintf(s->route, sizeof(s->route), "%s", r->route->cfg->path);
-    snprintf(s->policy, sizeof(s->policy), "%s", policy_name(r));
+    snprintf(s->policy, sizeof(s->policy), "%s", r->ran_as != NULL ? r->ran_as : "reactive");
     if (t->tracestate != NULL)
         snprintf(s->tracestate, sizeof(s->tracestate), "%s", t->tracestate);
     weft_otlp_submit(s);
