@@ -197,6 +197,7 @@ typedef struct weft_config {
         int rate_limit_clients; /* entries of the per-client rate limit table (restart-only) */
         size_t max_buffered_response;       /* answer bytes queued for one client connection (request/backlog.c) */
         size_t max_buffered_response_total; /* ... for all of them; past it the slowest readers are closed */
+        int max_compressing_responses; /* answers compressed on the fly at once (edge/compress.c); 0: none */
     } limits;
     struct {
         int metrics; /* WEFT_ON_MAIN, WEFT_ON_ADMIN or WEFT_OFF */

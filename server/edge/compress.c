@@ -8,9 +8,15 @@
  * its own (h2o's compressors sync-flush whenever the send is not final), so
  * an event of a Server-Sent Events stream leaves at once.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "edge/edge.h"
+
+/* Compressors alive in the process, and the answers that went out
+ * uncompressed because limits.max_compressing_responses were. Any loop
+ * opens and frees them: atomics, not the loop's own counters. */
+static atomic_long active, skipped;
 
 /* h2o's default qualities for on-the-fly compression (lib/handler/configurator/compress.c). */
 #define GZIP_QUALITY 1
@@ -162,7 +168,37 @@ static h2o_compress_context_t *open_compressor(h2o_req_t *req, int alg)
     }
 }
 
-h2o_ostream_t **weft_edge_compress_setup(h2o_req_t *req, const weft_compress_cfg *c, h2o_ostream_t **slot)
+/* Runs when the request's pool is cleared, after the compressor's own disposal. */
+static void release(void *p)
+{
+    (void)p;
+    atomic_fetch_sub_explicit(&active, 1, memory_order_relaxed);
+}
+
+/* A compressor's place within `max`; 0 past it (counted). */
+static int reserve(h2o_req_t *req, int max)
+{
+    if (atomic_fetch_add_explicit(&active, 1, memory_order_relaxed) >= max) {
+        atomic_fetch_sub_explicit(&active, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&skipped, 1, memory_order_relaxed);
+        return 0;
+    }
+    /* Allocated before the compressor, so disposed of after it (h2o frees a
+     * pool's shared entries newest first). */
+    if (h2o_mem_alloc_shared(&req->pool, 1, release) == NULL) {
+        release(NULL);
+        return 0;
+    }
+    return 1;
+}
+
+weft_compress_stats weft_edge_compress_stats(void)
+{
+    return (weft_compress_stats){atomic_load_explicit(&active, memory_order_relaxed),
+                                 atomic_load_explicit(&skipped, memory_order_relaxed)};
+}
+
+h2o_ostream_t **weft_edge_compress_setup(h2o_req_t *req, const weft_compress_cfg *c, int max, h2o_ostream_t **slot)
 {
     if (req->version < 0x101 || !status_compressible(req->res.status) ||
         req->compress_hint == H2O_COMPRESS_HINT_DISABLE ||
@@ -180,9 +216,11 @@ h2o_ostream_t **weft_edge_compress_setup(h2o_req_t *req, const weft_compress_cfg
     int alg = weft_edge_negotiate(&req->headers, c);
     if (alg < 0)
         return slot;
+    if (!reserve(req, max))
+        return slot;
     h2o_compress_context_t *comp = open_compressor(req, alg);
     if (comp == NULL)
-        return slot;
+        return slot; /* its place goes back with the pool */
     req->res.content_length = SIZE_MAX;
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_ENCODING, NULL, comp->name.base, comp->name.len);
     /* The compressed bytes are another representation: a strong validator

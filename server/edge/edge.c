@@ -27,7 +27,7 @@ static h2o_ostream_t **apply(h2o_req_t *req, h2o_ostream_t **slot, const weft_ro
         weft_edge_cors_apply(req, route->cors);
     const weft_compress_cfg *c = route != NULL && route->compress != NULL ? route->compress : cfg->compress;
     if (c != NULL && c->n_algs > 0)
-        slot = weft_edge_compress_setup(req, c, slot);
+        slot = weft_edge_compress_setup(req, c, cfg->limits.max_compressing_responses, slot);
     return slot;
 }
 

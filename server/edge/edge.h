@@ -51,8 +51,19 @@ const weft_route_cfg *weft_edge_cors_preflight_route(h2o_req_t *req, const weft_
                                                     size_t len);
 /** Answers the preflight for `c` (the route's prefilter already attached). */
 void weft_edge_cors_preflight(h2o_req_t *req, const weft_cors_cfg *c);
-/** Sets the answer up for compression when it qualifies; returns the slot the next filter fills. */
-h2o_ostream_t **weft_edge_compress_setup(h2o_req_t *req, const weft_compress_cfg *c, h2o_ostream_t **slot);
+/**
+ * Sets the answer up for compression when it qualifies and fewer than `max`
+ * answers are being compressed (limits.max_compressing_responses); returns
+ * the slot the next filter fills.
+ */
+h2o_ostream_t **weft_edge_compress_setup(h2o_req_t *req, const weft_compress_cfg *c, int max, h2o_ostream_t **slot);
+
+typedef struct weft_compress_stats {
+    long active;  /* compressors alive now */
+    long skipped; /* answers sent uncompressed because `max` were */
+} weft_compress_stats;
+/** Any thread (/metrics). */
+weft_compress_stats weft_edge_compress_stats(void);
 /**
  * The coding of `c->algs` the request's Accept-Encoding headers prefer
  * (highest q, then the configured order), or -1 for identity. Reads at most

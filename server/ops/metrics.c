@@ -20,6 +20,7 @@
 #include "reload/generation.h"
 #include "reload/reload.h"
 #include "dispatch/workpool.h"
+#include "edge/edge.h"
 #include "http/ratelimit.h"
 
 #define SUM(field) weft_stats_sum(offsetof(weft_loop_stats, field))
@@ -321,6 +322,15 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
                             "(limits.max_buffered_response) or all clients' together "
                             "(limits.max_buffered_response_total) were queued past the bound.");
     fprintf(f, "weft_slow_reader_closed_total %llu\n", (unsigned long long)weft_backlog_closed_total());
+    weft_compress_stats cs = weft_edge_compress_stats();
+    weft_stats_write_header(f, "weft_compressing_responses", "gauge",
+                            "Answers being compressed on the fly now, each holding a compressor "
+                            "(limits.max_compressing_responses bounds them).");
+    fprintf(f, "weft_compressing_responses %ld\n", cs.active);
+    weft_stats_write_header(f, "weft_compress_skipped_total", "counter",
+                            "Answers that qualified for compression and went out uncompressed because "
+                            "limits.max_compressing_responses were being compressed.");
+    fprintf(f, "weft_compress_skipped_total %ld\n", cs.skipped);
     weft_stats_write_header(f, "weft_memory_trimmed_bytes_total", "counter",
                             "Resident memory given back to the system after bursts (malloc_trim every 5 s when "
                             "the allocator holds over 4 MiB free).");

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
+#include "rawhttp.h"
 
 #define CLIENT "/usr/bin/python3 " WEFT_SOURCE_DIR "/tests/support/decode_client.py"
 
@@ -394,4 +396,57 @@ ParameterizedTest(cp *p, compress, each_event_decodes_before_the_next_exists_ove
     char want[64];
     snprintf(want, sizeof(want), "content-encoding: %s\r\n", p->alg);
     cr_assert(strstr(head, "HTTP/2 200") != NULL && strstr(head, want) != NULL, "%s", head);
+}
+
+/* What a raw connection has read until the end of the answer's head. */
+static void read_head(int fd, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    while (strstr(buf, "\r\n\r\n") == NULL && len + 1 < size) {
+        ssize_t n = read(fd, buf + len, size - len - 1);
+        cr_assert_gt(n, 0, "the stream closed before its head: '%s'", buf);
+        len += (size_t)n;
+        buf[len] = '\0';
+    }
+}
+
+Test(compress, past_max_compressing_responses_answers_go_out_uncompressed)
+{
+    /* One compressor for the whole process: an open event stream holds it. */
+    wt_server s = {0};
+    wt_start(&s, "threads = 2; " WT_LISTEN "\n"
+                 "limits = { max_compressing_responses = 1; };\n"
+                 "compress = { min_size = 100; };\n"
+                 "routes = (\n"
+                 "  { path = \"/typed\"; plugin = \"typed\"; dispatch = \"reactive\"; },\n"
+                 "  { path = \"/events\"; plugin = \"events\"; dispatch = \"reactive\"; }\n"
+                 ");\n");
+    int fd = wt_raw_connect(s.port);
+    static const char rq[] = "GET /events?count=100000&interval_ms=100 HTTP/1.1\r\nHost: t\r\n"
+                             "Accept-Encoding: gzip\r\n\r\n";
+    cr_assert_eq(write(fd, rq, sizeof(rq) - 1), (ssize_t)sizeof(rq) - 1);
+    char head[4096];
+    read_head(fd, head, sizeof(head));
+    cr_assert(strstr(head, "content-encoding: gzip\r\n") != NULL, "%s", head);
+    wt_wait_metric_eq(&s, "weft_compressing_responses", 1, 10000);
+
+    const char *ae[] = {"Accept-Encoding: gzip", NULL};
+    wt_resp r;
+    cr_assert_eq(wt_http_headers(&s, "GET", "/typed?size=3000", ae, NULL, &r), 0);
+    char enc[32];
+    cr_assert_eq(r.status, 200);
+    cr_assert(wt_header(&r, "content-encoding", enc, sizeof(enc)) == NULL, "compressed past the bound: %s", r.headers);
+    cr_assert_eq(r.len, 3000);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_metric(&s, "weft_compress_skipped_total"), 1);
+
+    /* The stream's client leaves: its compressor's place is free again. */
+    close(fd);
+    wt_wait_metric_eq(&s, "weft_compressing_responses", 0, 10000);
+    cr_assert_eq(wt_http_headers(&s, "GET", "/typed?size=3000", ae, NULL, &r), 0);
+    cr_assert(wt_header(&r, "content-encoding", enc, sizeof(enc)) != NULL && strcmp(enc, "gzip") == 0, "%s",
+              r.headers);
+    wt_resp_free(&r);
+    wt_stop(&s);
 }
