@@ -358,12 +358,15 @@ int main(int argc, char **argv)
             weft_say(WEFT_LOG_ERROR, "configuration file %s test failed", config);
             return 1;
         }
+        char statics[64] = "";
+        if (gen->cfg->n_statics > 0)
+            snprintf(statics, sizeof(statics), ", %zu static route(s)", gen->cfg->n_statics);
         if (gen->cfg->n_refused > 0)
-            weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins; %zu drop-in file(s) left "
-                            "out, see the warnings)", config, gen->n_routes, gen->n_modules, gen->cfg->n_refused);
+            weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins%s; %zu drop-in file(s) left "
+                            "out, see the warnings)", config, gen->n_routes, gen->n_modules, statics, gen->cfg->n_refused);
         else
-            weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins)", config, gen->n_routes,
-                    gen->n_modules);
+            weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins%s)", config, gen->n_routes,
+                    gen->n_modules, statics);
         weft_generation_release(gen);
         weft_module_cleanup(); /* the empty private copy directory */
         return 0;

@@ -26,6 +26,20 @@ Test(check, valid_config_exits_0)
     free(out);
 }
 
+Test(check, static_routes_are_counted)
+{
+    wt_server s = {0};
+    char *out;
+    int rc = check(&s,
+                   WT_LISTEN "\n"
+                   "routes = ( { path = \"/hello\"; plugin = \"hello\"; dispatch = \"reactive\"; },\n"
+                   "           { path = \"/files\"; static = { dir = \"/usr/share/doc\"; }; } );\n",
+                   &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "is valid (1 routes, 1 plugins, 1 static route(s))") != NULL, "%s", out);
+    free(out);
+}
+
 Test(check, error_on_line_7_names_file_and_line)
 {
     wt_server s = {0};
