@@ -1,6 +1,8 @@
 /* The `request` group: the accessors of request/ and the body reader of dispatch/. */
+#include <stdio.h>
 #include <string.h>
 
+#include "base/json_guard.h"
 #include "dispatch/dispatch.h"
 #include "plugin/host.h"
 #include "request/cancel.h"
@@ -84,6 +86,31 @@ static weft_rc req_body_read(weft_req *r, const void **data, size_t *len, weft_b
     return WEFT_AGAIN;
 }
 
+static weft_rc req_json_body(weft_req *r, int max_depth, const char **text, size_t *len)
+{
+    if (max_depth <= 0)
+        max_depth = 32;
+    if (max_depth > 1000)
+        max_depth = 1000;
+    if (!weft_media_type_is(weft_request_req_header(r, "content-type"), "application/json")) {
+        weft_access_res_error_json(r, 415, "content-type must be application/json");
+        return WEFT_ERROR;
+    }
+    size_t n = 0;
+    const char *b = weft_request_req_body(r, &n);
+    if (weft_json_too_deep(b, n, max_depth)) {
+        char msg[64];
+        snprintf(msg, sizeof(msg), "invalid JSON: nested more than %d levels deep", max_depth);
+        weft_access_res_error_json(r, 400, msg);
+        return WEFT_ERROR;
+    }
+    if (text != NULL)
+        *text = b;
+    if (len != NULL)
+        *len = n;
+    return WEFT_OK;
+}
+
 const weft_host_request weft_host_request_group = {
     .struct_size = sizeof(weft_host_request),
     .version = WEFT_HOST_REQUEST_VERSION,
@@ -103,4 +130,5 @@ const weft_host_request weft_host_request_group = {
     .body_read = req_body_read,
     .cancelled = weft_cancel_req_cancelled,
     .traceparent = weft_access_req_traceparent,
+    .json_body = req_json_body,
 };

@@ -25,7 +25,8 @@
  *     decimals; and a POST runs one only if the body is a JSON object with
  *     exactly name, age and gender;
  *   - utf8_valid() agrees with jansson's UTF-8 check; a body that passes
- *     nesting_too_deep() and parses is at most JSON_DEPTH_MAX deep;
+ *     the host's json_body check (base/json_guard.c) and parses is at most
+ *     JSON_DEPTH_MAX deep;
  *   - every result is freed once, nothing leaks (LeakSanitizer).
  */
 #include "../../plugins/persons/persons.c"
@@ -216,16 +217,19 @@ static const char *f_sqlstate(const weft_result *res) { return "42P01"; }
 static const char *f_result_error(const weft_result *res) { return res->v[0]; }
 static void f_result_free(weft_result *res) { free(res); }
 
+#include "json_body_fake.h"
+
 static const weft_host_log fake_log = {.struct_size = sizeof(weft_host_log), .version = 1, .msg = f_log};
 static const weft_host_request fake_request = {
     .struct_size = sizeof(weft_host_request),
-    .version = 1,
+    .version = 3,
     .method = f_method,
     .path = f_path,
     .param = f_param,
     .query = f_query,
     .header = f_header,
     .body = f_body,
+    .json_body = f_json_body,
 };
 static const weft_host_response fake_response = {
     .struct_size = sizeof(weft_host_response),
@@ -323,7 +327,7 @@ static void check_statement(const weft_req *r, int kind)
     switch (kind) {
     case 0: {
         CHECK(r->sql == SQL_INSERT && r->nparams == 3);
-        CHECK(is_json_content_type(r->ctype));
+        CHECK(weft_media_type_is(r->ctype, "application/json"));
         CHECK(utf8_valid((const unsigned char *)r->params[0]));
         size_t chars = utf8_chars(r->params[0]);
         CHECK(chars >= 1 && chars <= NAME_MAX_CHARS);
@@ -379,7 +383,7 @@ static void check_answer(const weft_req *r)
     json_t *j = json_loadb(r->res != NULL ? r->res : "", r->res_len, 0, &err);
     CHECK(j != NULL);
     if (r->status >= 400) {
-        CHECK(json_is_object(j) && json_object_size(j) == 1 && json_is_string(json_object_get(j, "error")));
+        CHECK(fake_error_shape_ok(j, r->status));
         const char *msg = json_string_value(json_object_get(j, "error"));
         /* the database's own words never reach a client: 5xx bodies are fixed
          * (4xx ones may quote the client's input, e.g. an unknown field name) */
@@ -460,7 +464,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK((s != NULL) == utf8_valid((const unsigned char *)r.param_value));
         json_decref(s);
     }
-    if (kind == 0 && !nesting_too_deep(r.body, r.body_len)) {
+    if (kind == 0 && !weft_json_too_deep(r.body, r.body_len, JSON_DEPTH_MAX)) {
         json_t *b = json_loadb(r.body, r.body_len, JSON_DECODE_ANY, NULL);
         CHECK(b == NULL || depth_of(b) <= JSON_DEPTH_MAX);
         json_decref(b);

@@ -9,7 +9,7 @@
 
 #include <weft/types.h>
 
-#define WEFT_HOST_REQUEST_VERSION 2u /* 2: traceparent */
+#define WEFT_HOST_REQUEST_VERSION 3u /* 2: traceparent; 3: json_body */
 
 /**
  * Completion of body_read() started with a callback, on the loop thread that
@@ -97,6 +97,25 @@ typedef struct weft_host_request {
      * traceparent. Never NULL; lives as long as the request. Every policy.
      */
     const char *(*traceparent)(const weft_req *req);
+
+    /* ---- version 3 ---- */
+    /**
+     * The body as JSON text that is safe to hand to a recursive parser
+     * (jansson's json_loadb): WEFT_OK with *text and *len set (either may be
+     * NULL) when the request says `Content-Type: application/json`
+     * (parameters such as charset allowed, any case) and its arrays and
+     * objects nest at most `max_depth` deep (1 – 1000; 0 takes 32), counted
+     * outside strings. Otherwise it has set the answer — 415 "content-type
+     * must be application/json" (which also keeps a browser on another site
+     * from posting it as a preflight-free text/plain request) or 400
+     * "invalid JSON: nested more than N levels deep", JSON errors as
+     * response->error_json writes them — and returns WEFT_ERROR: the handler
+     * returns WEFT_OK and that answer goes out. Judges nothing else: the
+     * parser checks the syntax. Why the bound: jansson recurses once per
+     * level, up to 2048, and a coroutine's stack (64 KiB by default) holds
+     * far fewer. The body as body() gives it; every policy.
+     */
+    weft_rc (*json_body)(weft_req *req, int max_depth, const char **text, size_t *len);
 } weft_host_request;
 
 #endif
