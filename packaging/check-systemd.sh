@@ -22,7 +22,8 @@
 # 0 and 0 with it), three upgrades to higher versions ($ver+ci1..3, the
 # .debs repacked; postinst's `weft upgrade` hands the sockets to the new
 # binary) and ten `weft upgrade`s under wrk -c50 and hey -c10 (0 refused,
-# 0 failed, each p99 as a ratio to the steady state's), an upgrade of a
+# 0 failed, each p99 as a ratio to the steady state's; the unpacked plugins
+# held, not swapped into the old process), an upgrade of a
 # stopped weft, two reboots
 # (`systemctl reboot` inside; systemd-nspawn exits 133 and the root is booted
 # again): enabled units come back on their own with a broken drop-in on
@@ -824,6 +825,13 @@ if [ "$sockets" -eq 1 ]; then
     # A hand-over, not a restart: weft's own lines, to the microsecond.
     since "$m0" | grep -q 'handed its listening sockets to pid' ||
       { since "$m0" | tail -n 20 >&2; fail "upgrade $k did not hand the sockets over (postinst's weft upgrade; the journal above)"; }
+    # Unpacking the new plugins did not swap them into the old process
+    # (preinst's PIDFILE.hold): the new process loaded them as it started.
+    since "$m0" | grep -q 'plugin hot swaps held while /run/weft/weft.pid.hold exists' ||
+      { since "$m0" | tail -n 20 >&2; fail "upgrade $k: no 'plugin hot swaps held' line: the unpacked plugins were not held (debian/weft.preinst)"; }
+    if since "$m0" | grep -q 'plugin file changed'; then
+      since "$m0" | grep 'plugin file changed' >&2; fail "upgrade $k hot-swapped the unpacked plugins into the old process (debian/weft.preinst's hold)"
+    fi
     # shellcheck disable=SC2016 # awk's own $
     gap=$(since "$m0" -o short-unix | awk '
       /SIGUSR2: started/ && !a { a = $1 } /is the service.s main process now/ && !b { b = $1 }

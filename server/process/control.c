@@ -15,6 +15,7 @@
 
 #include "ops/accesslog.h"
 #include "process/handover.h"
+#include "process/hold.h"
 #include "process/outcome.h"
 #include "ops/admin.h"
 #include "base/log.h"
@@ -27,6 +28,7 @@
 /* File events settle for this long before a reload: an editor's save or a
  * `cp` + `mv` arrives as several events. */
 #define DEBOUNCE_NS (150 * 1000000ull)
+#define HOLD_POLL_MS 200
 
 static int sig_fd = -1, wake_fd = -1;
 static weft_watcher *watcher;
@@ -261,7 +263,7 @@ int weft_control_run(void)
     }
     notify_serving();
     int upgrade_fd = -1; /* the new process's answer, while a hand-over is under way */
-    int pending = 0;
+    int pending = 0, held = 0;
     char names[1024] = "";
     unsigned long long last_event = 0;
     for (;;) {
@@ -269,6 +271,8 @@ int weft_control_run(void)
         if (pending) {
             uint64_t now = weft_now_ns(), due = last_event + DEBOUNCE_NS;
             int debounce = now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
+            if (debounce == 0 && held)
+                debounce = HOLD_POLL_MS; /* until the package's postinst lets go */
             timeout = timeout < 0 || debounce < timeout ? debounce : timeout;
         }
         int upgrade_ms = weft_handover_timeout_ms();
@@ -326,7 +330,10 @@ int weft_control_run(void)
                              more);
             }
         }
-        if (pending && weft_now_ns() >= last_event + DEBOUNCE_NS) {
+        /* An edited main config is the operator's own doing and is read at
+         * once; plugin and fragment changes wait out a package upgrade. */
+        held = pending && !(pending & WEFT_WATCH_CONFIG) && weft_hold_active(pid_file);
+        if (pending && !held && weft_now_ns() >= last_event + DEBOUNCE_NS) {
             if (pending & WEFT_WATCH_CONFIG) {
                 reload(WEFT_RELOAD_CONFIG, "config file changed");
             } else if (pending & WEFT_WATCH_ROUTES) {

@@ -228,6 +228,50 @@ Test(reload, broken_plugin_is_refused_and_old_keeps_serving)
     wt_finish(&srv);
 }
 
+/* PIDFILE.hold (debian/weft.preinst): a package upgrade unpacking new plugins. */
+static void hold_file(char *path, size_t size) { snprintf(path, size, "%s/weft.pid.hold", plugdir); }
+
+Test(reload, a_package_hold_defers_plugin_swaps_until_it_is_released)
+{
+    wait_for("/ver", "ver=A", 1000);
+    char hold[200];
+    hold_file(hold, sizeof(hold));
+    int fd = open(hold, O_WRONLY | O_CREAT, 0644);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    install('B');
+    free(wt_wait_log(&srv, "plugin hot swaps held while", 10000));
+    /* Held: well past the 150 ms debounce, still the old build. The
+     * 'held' line comes once the change is due; a swap would follow it. */
+    wait_for("/ver", "ver=A", 200);
+    char *log = wt_read_log(&srv);
+    cr_assert(strstr(log, "generation 2") == NULL, "swapped during the hold:\n%s", log);
+    free(log);
+    cr_assert_eq(unlink(hold), 0);
+    free(wt_wait_log(&srv, "plugin hot swap hold released", 10000));
+    free(wt_wait_log(&srv, "generation 2 serving", 10000));
+    wait_for("/ver", "ver=B", 5000);
+    wt_finish(&srv);
+}
+
+Test(reload, a_stale_package_hold_is_ignored_with_a_warning)
+{
+    wait_for("/ver", "ver=A", 1000);
+    char hold[200];
+    hold_file(hold, sizeof(hold));
+    int fd = open(hold, O_WRONLY | O_CREAT, 0644);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    /* An hour old: the dpkg that made it died. */
+    struct timespec old[2] = {{.tv_sec = time(NULL) - 3600}, {.tv_sec = time(NULL) - 3600}};
+    cr_assert_eq(utimensat(AT_FDCWD, hold, old, 0), 0);
+    install('B');
+    free(wt_wait_log(&srv, "a leftover of an upgrade that did not finish", 10000));
+    free(wt_wait_log(&srv, "generation 2 serving", 10000));
+    wait_for("/ver", "ver=B", 5000);
+    wt_finish(&srv);
+}
+
 Test(reload, broken_config_is_refused_with_file_and_line)
 {
     wait_for("/ver", "tag=t0", 1000);
