@@ -1,7 +1,7 @@
 /*
  * One way for a host call to wait for an operation that runs on the
- * request's loop (a flush, a parked descriptor, outbound calls, a
- * statement), under every policy, and to end that wait when the request is
+ * request's loop (a sleep, a taken lock, a flush, a parked descriptor,
+ * outbound calls, a statement), under every policy, and to end that wait when the request is
  * cancelled.
  *
  * The caller fills a weft_await and calls weft_await_block() (blocking style) or

@@ -78,28 +78,28 @@ void weft_hostsync_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void 
 /*
  * A fair lock usable from all three contexts at once. Unlock hands the lock
  * straight to the oldest waiter (FIFO), so no context can barge ahead and
- * starve the others; waiters on a loop are woken through their loop's queue,
- * waiters on a worker through their own condition variable.
+ * starve the others. Taking a free lock needs no wait at all; a taken one
+ * is waited for like any other host operation, by dispatch/await.c: the
+ * waiter is queued on its request's loop and the grant, from whichever
+ * thread unlocks, travels to that loop through its queue and ends the
+ * wait there (the worker is woken, the coroutine resumed, the callback
+ * called). A cancelled request leaves the queue, unless the lock was
+ * already handed to it: then it gets the lock (WEFT_OK) and the caller
+ * unlocks as usual.
  */
-typedef enum { WAIT_THREAD, WAIT_CORO, WAIT_CALLBACK } wait_kind;
-
-typedef struct waiter {
-    weft_wait wait; /* WAIT_CORO, WAIT_CALLBACK: cancellation leaves the queue */
-    struct waiter *next;
-    wait_kind kind;
-    weft_req *r;
+typedef struct lock_op {
+    weft_await a; /* first: the await's callbacks get it back as a lock_op */
+    struct lock_op *next;
     weft_mutex *m;
-    pthread_cond_t cv; /* WAIT_THREAD */
-    int granted, cancelled, rc;
-    weft_msg msg; /* WAIT_CORO, WAIT_CALLBACK */
-    weft_callback cb;
+    weft_msg granted; /* unlock → the waiter's loop */
+    weft_callback cb; /* mutex_lock_async */
     void *arg;
-} waiter;
+} lock_op;
 
 struct weft_mutex {
     pthread_mutex_t mu;
     int locked;
-    waiter *head, *tail;
+    lock_op *head, *tail;
 };
 
 weft_mutex *weft_hostsync_mutex_new(void)
@@ -120,169 +120,136 @@ void weft_hostsync_mutex_free(weft_mutex *m)
     free(m);
 }
 
-/* Unlinks `w` if it is still queued (caller holds m->mu); 0 if it is not
- * (already granted: the lock is its holder's and the grant is on its way). */
-static int unlink_waiter(weft_mutex *m, waiter *w)
+static int try_acquire(weft_mutex *m)
 {
-    waiter *prev = NULL, *it = m->head;
-    while (it != NULL && it != w) {
+    pthread_mutex_lock(&m->mu);
+    int took = !m->locked;
+    m->locked = 1;
+    pthread_mutex_unlock(&m->mu);
+    return took;
+}
+
+/* Unlinks `op` if it is still queued (m->mu held); 0 if it is not (already
+ * granted: the lock is its holder's and the grant is on its way). */
+static int unlink_op(weft_mutex *m, lock_op *op)
+{
+    lock_op *prev = NULL, *it = m->head;
+    while (it != NULL && it != op) {
         prev = it;
         it = it->next;
     }
     if (it == NULL)
         return 0;
     if (prev != NULL)
-        prev->next = w->next;
+        prev->next = op->next;
     else
-        m->head = w->next;
-    if (m->tail == w)
+        m->head = op->next;
+    if (m->tail == op)
         m->tail = prev;
-    w->cancelled = 1;
     return 1;
 }
 
-/* Returns 1 if the lock was free and is now ours; else queues `w` (0). */
-static int acquire_or_queue(weft_mutex *m, waiter *w)
+static void on_granted(weft_msg *msg) { weft_await_done(&H2O_STRUCT_FROM_MEMBER(lock_op, granted, msg)->a, WEFT_OK); }
+
+/* Loop thread: takes the lock if it came free since the caller looked, else queues. */
+static void start_lock(weft_await *a)
 {
+    lock_op *op = (lock_op *)a;
+    weft_mutex *m = op->m;
     pthread_mutex_lock(&m->mu);
     if (!m->locked) {
         m->locked = 1;
         pthread_mutex_unlock(&m->mu);
-        return 1;
+        weft_await_done(a, WEFT_OK);
+        return;
     }
-    w->next = NULL;
+    op->next = NULL;
     if (m->tail != NULL)
-        m->tail->next = w;
+        m->tail->next = op;
     else
-        m->head = w;
-    m->tail = w;
-    if (w->kind == WAIT_THREAD) {
-        /* The request may have been cancelled before this worker queued
-         * (its wake found nothing to take out): look once, under m->mu. */
-        if (weft_req_cancelled(w->r))
-            unlink_waiter(m, w);
-        while (!w->granted && !w->cancelled)
-            pthread_cond_wait(&w->cv, &m->mu);
-    }
+        m->head = op;
+    m->tail = op;
     pthread_mutex_unlock(&m->mu);
-    return 0;
 }
 
-static int leave_queue(waiter *w)
+static void cancel_lock(weft_await *a)
 {
-    pthread_mutex_lock(&w->m->mu);
-    int left = unlink_waiter(w->m, w);
-    if (left && w->kind == WAIT_THREAD)
-        pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->m->mu);
-    return left;
+    lock_op *op = (lock_op *)a;
+    pthread_mutex_lock(&op->m->mu);
+    int left = unlink_op(op->m, op);
+    pthread_mutex_unlock(&op->m->mu);
+    if (left)
+        weft_await_done(a, WEFT_CANCELLED);
+    /* else granted: the grant's message ends the wait, with the lock */
 }
 
-static void wake_thread_waiter(void *arg) { leave_queue(arg); }
-
-static void cancel_coro_waiter(weft_wait *wt)
+static void lock_complete(weft_await *a)
 {
-    waiter *w = H2O_STRUCT_FROM_MEMBER(waiter, wait, wt);
-    if (!leave_queue(w))
-        return; /* granted: the grant message resumes it with the lock */
-    w->rc = WEFT_CANCELLED;
-    weft_dispatch_resume(w->r);
-}
-
-static void cancel_callback_waiter(weft_wait *wt)
-{
-    waiter *w = H2O_STRUCT_FROM_MEMBER(waiter, wait, wt);
-    if (leave_queue(w))
-        weft_dispatch_callback(w->r, w->cb, w->arg, WEFT_CANCELLED);
-}
-
-static void on_coro_granted(weft_msg *msg)
-{
-    waiter *w = H2O_STRUCT_FROM_MEMBER(waiter, msg, msg);
-    weft_req_wait_remove(w->r, &w->wait);
-    weft_dispatch_resume(w->r);
-}
-
-static void on_callback_granted(weft_msg *msg)
-{
-    waiter *w = H2O_STRUCT_FROM_MEMBER(waiter, msg, msg);
-    weft_req_wait_remove(w->r, &w->wait);
-    weft_dispatch_callback(w->r, w->cb, w->arg, WEFT_OK);
+    lock_op *op = (lock_op *)a;
+    weft_dispatch_callback(a->r, op->cb, op->arg, a->rc);
 }
 
 int weft_hostsync_mutex_lock(weft_req *r, weft_mutex *m)
 {
-    waiter w = {.r = r, .m = m, .rc = WEFT_OK};
     if (weft_req_cancelled(r))
         return WEFT_CANCELLED;
-    switch (r->exec) {
-    case WEFT_EXEC_WORKER:
-        w.kind = WAIT_THREAD;
-        pthread_cond_init(&w.cv, NULL);
-        if (weft_req_worker_block(r, wake_thread_waiter, &w) != WEFT_OK) {
-            pthread_cond_destroy(&w.cv);
-            return WEFT_CANCELLED;
-        }
-        acquire_or_queue(m, &w);
-        weft_req_worker_unblock(r);
-        pthread_cond_destroy(&w.cv);
-        return w.cancelled ? WEFT_CANCELLED : WEFT_OK;
-    case WEFT_EXEC_COROUTINE:
-        /* `w` lives on the coroutine's stack, which stays put while it sleeps. */
-        w.kind = WAIT_CORO;
-        if (!acquire_or_queue(m, &w)) {
-            weft_req_wait_add(r, &w.wait, cancel_coro_waiter);
-            weft_coro_yield();
-            weft_req_wait_remove(r, &w.wait);
-        }
-        return w.rc;
-    case WEFT_EXEC_LOOP:
-        break;
-    }
     /* Blocking the loop here could deadlock: the holder may need this very
      * loop to run before it can unlock. */
-    weft_await_refused(r, "mutex_lock()", "mutex_lock_async()");
-    return WEFT_ERROR;
+    if (weft_await_refused(r, "mutex_lock()", "mutex_lock_async()"))
+        return WEFT_ERROR;
+    if (try_acquire(m))
+        return WEFT_OK;
+    /* `op` lives on the waiter's stack, which stays put while it waits. */
+    lock_op op = {.a = {.r = r, .start = start_lock, .cancel = cancel_lock}, .m = m};
+    return weft_await_block(&op.a);
 }
 
 void weft_hostsync_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb, void *arg)
 {
-    waiter *w = weft_req_alloc(r, sizeof(*w));
-    if (w == NULL) {
-        cb(r, arg, WEFT_ERROR);
-        return;
-    }
     if (weft_req_cancelled(r)) {
         cb(r, arg, WEFT_CANCELLED);
         return;
     }
-    *w = (waiter){.kind = WAIT_CALLBACK, .r = r, .m = m, .cb = cb, .arg = arg};
-    if (acquire_or_queue(m, w))
+    if (try_acquire(m)) {
         cb(r, arg, WEFT_OK);
-    else
-        weft_req_wait_add(r, &w->wait, cancel_callback_waiter);
+        return;
+    }
+    lock_op *op = weft_req_alloc(r, sizeof(*op));
+    if (op == NULL) {
+        cb(r, arg, WEFT_ERROR);
+        return;
+    }
+    *op = (lock_op){.a = {.r = r, .start = start_lock, .cancel = cancel_lock, .complete = lock_complete},
+                    .m = m,
+                    .cb = cb,
+                    .arg = arg};
+    weft_await_async(&op->a);
 }
 
 void weft_hostsync_mutex_unlock(weft_req *r, weft_mutex *m)
 {
     (void)r;
     pthread_mutex_lock(&m->mu);
-    waiter *w = m->head;
-    if (w == NULL) {
+    lock_op *op = m->head;
+    if (op == NULL) {
         m->locked = 0;
         pthread_mutex_unlock(&m->mu);
         return;
     }
     /* Ownership passes directly; `locked` stays set. */
-    m->head = w->next;
+    m->head = op->next;
     if (m->head == NULL)
         m->tail = NULL;
-    if (w->kind == WAIT_THREAD) {
-        w->granted = 1;
-        pthread_cond_signal(&w->cv);
-        pthread_mutex_unlock(&m->mu);
-        return;
-    }
     pthread_mutex_unlock(&m->mu);
-    weft_loop_post(w->r->loop, &w->msg, w->kind == WAIT_CORO ? on_coro_granted : on_callback_granted);
+    weft_loop_post(op->a.r->loop, &op->granted, on_granted);
+}
+
+int weft_hostsync_mutex_waiters(weft_mutex *m)
+{
+    pthread_mutex_lock(&m->mu);
+    int n = 0;
+    for (lock_op *op = m->head; op != NULL; op = op->next)
+        n++;
+    pthread_mutex_unlock(&m->mu);
+    return n;
 }

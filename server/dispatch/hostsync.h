@@ -19,5 +19,7 @@ void weft_hostsync_mutex_free(weft_mutex *m);
 int weft_hostsync_mutex_lock(weft_req *r, weft_mutex *m);
 void weft_hostsync_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb, void *arg);
 void weft_hostsync_mutex_unlock(weft_req *r, weft_mutex *m);
+/** Requests queued for `m` now (any thread; for tests and diagnostics). */
+int weft_hostsync_mutex_waiters(weft_mutex *m);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dispatch/dispatch.h"
+#include "request/cancel.h"
 #include "harness.h"
 #include "unitloop.h"
 
@@ -82,6 +83,7 @@ Test(hostsync, unlock_hands_the_lock_to_the_oldest_waiter_in_any_context)
     wt_route_init(&rt_coro, &locker, WEFT_DISPATCH_COROUTINE, 0, 0);
     wt_route_init(&rt_react, &locker, WEFT_DISPATCH_REACTIVE, 0, 0);
     wt_loops_start(1);
+    outside->loop = weft_loop_at(0); /* a worker waits through its request's loop */
     cr_assert_eq(weft_hostsync_mutex_lock(outside, mu), WEFT_OK);
     wt_req_start(wt_req_new(&rt_coro, 0, 1));
     wt_on_loop(0, noop, NULL); /* the coroutine waits, first in line */
@@ -122,6 +124,7 @@ Test(hostsync, the_lock_excludes_across_coroutines_and_workers)
     wt_route_init(&rt_coro, &bumper, WEFT_DISPATCH_COROUTINE, 0, 0);
     wt_route_init(&rt_pool, &bumper, WEFT_DISPATCH_POOL, 4, 100);
     wt_loops_start(2);
+    outside->loop = weft_loop_at(0); /* a worker waits through its request's loop */
     enum { EACH = 12 };
     for (int i = 0; i < EACH; i++) {
         wt_req_start(wt_req_new(&rt_coro, i % 2, i));
@@ -147,6 +150,7 @@ Test(hostsync, blocking_lock_from_a_reactive_handler_is_refused_and_takes_nothin
 {
     wt_route_init(&rt_react, &wrong_locker, WEFT_DISPATCH_REACTIVE, 0, 0);
     wt_loops_start(1);
+    outside->loop = weft_loop_at(0); /* a worker waits through its request's loop */
     wt_req_start(wt_req_new(&rt_react, 0, 1));
     wt_wait_done(1, 5000);
     cr_assert_str_eq(wt_trace_text(), "refused callback");
@@ -154,6 +158,75 @@ Test(hostsync, blocking_lock_from_a_reactive_handler_is_refused_and_takes_nothin
     weft_hostsync_mutex_unlock(outside, mu);
     wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
 }
+
+/* A waiter whose request is cancelled leaves the queue and gets
+ * WEFT_CANCELLED, under each policy; the lock stays its holder's. */
+static weft_req *victim;
+
+static void cancel_victim(void *arg)
+{
+    (void)arg;
+    weft_dispatch_cancel(victim, WEFT_CANCEL_CLIENT);
+}
+
+static int lock_and_say(weft_req *r, void *state)
+{
+    (void)state;
+    int rc = weft_hostsync_mutex_lock(r, mu);
+    if (rc == WEFT_OK)
+        weft_hostsync_mutex_unlock(r, mu);
+    weft_request_res_printf(r, "rc=%d", rc);
+    return WEFT_OK;
+}
+
+static void said(weft_req *r, void *arg, int rc)
+{
+    (void)arg;
+    if (rc == WEFT_OK)
+        weft_hostsync_mutex_unlock(r, mu);
+    weft_request_res_printf(r, "rc=%d", rc);
+    weft_dispatch_done(r, WEFT_OK);
+}
+
+static int lock_and_say_async(weft_req *r, void *state)
+{
+    (void)state;
+    weft_hostsync_mutex_lock_async(r, mu, said, NULL);
+    return WEFT_AGAIN;
+}
+
+static const weft_plugin canceller = {WEFT_PLUGIN_HEADER, .name = "canceller", .handle = lock_and_say,
+                                      .handle_async = lock_and_say_async};
+
+static void check_cancelled_waiter(wt_route *rt, weft_dispatch policy)
+{
+    wt_route_init(rt, &canceller, policy, 2, 10);
+    wt_loops_start(1);
+    outside->loop = weft_loop_at(0);
+    cr_assert_eq(weft_hostsync_mutex_lock(outside, mu), WEFT_OK);
+    victim = wt_req_new(rt, 0, 1);
+    wt_req_start(victim);
+    /* Queued: a worker gets there through the loop, so look until it is. */
+    for (double t0 = wt_now_ms(); weft_hostsync_mutex_waiters(mu) == 0 && wt_now_ms() - t0 < 5000;)
+        wt_on_loop(0, noop, NULL);
+    cr_assert_eq(weft_hostsync_mutex_waiters(mu), 1, "the request waits for the lock");
+    wt_on_loop(0, cancel_victim, NULL);
+    const wt_done *d = wt_wait_done(1, 5000);
+    char want[16];
+    snprintf(want, sizeof(want), "rc=%d", WEFT_CANCELLED);
+    cr_assert_str_eq(d[0].body, want);
+    cr_assert_eq(weft_hostsync_mutex_waiters(mu), 0, "the cancelled request left the queue");
+    weft_hostsync_mutex_unlock(outside, mu);
+    /* Free again, not handed to the request that left. */
+    cr_assert_eq(weft_hostsync_mutex_lock(outside, mu), WEFT_OK);
+    cr_assert_eq(weft_hostsync_mutex_waiters(mu), 0);
+    weft_hostsync_mutex_unlock(outside, mu);
+    wt_loops_stop(); /* in the body: Criterion ignores assertions in .fini */
+}
+
+Test(hostsync, a_cancelled_coroutine_leaves_the_lock_queue) { check_cancelled_waiter(&rt_coro, WEFT_DISPATCH_COROUTINE); }
+Test(hostsync, a_cancelled_worker_leaves_the_lock_queue) { check_cancelled_waiter(&rt_pool, WEFT_DISPATCH_POOL); }
+Test(hostsync, a_cancelled_callback_leaves_the_lock_queue) { check_cancelled_waiter(&rt_react, WEFT_DISPATCH_REACTIVE); }
 
 /* ---- sleeping ---- */
 
@@ -194,6 +267,7 @@ static void check_sleep(wt_route *rt, weft_dispatch policy, const char *where)
 {
     wt_route_init(rt, &sleeper, policy, 2, 10);
     wt_loops_start(1);
+    outside->loop = weft_loop_at(0); /* a worker waits through its request's loop */
     t_start = wt_now_ms();
     wt_req_start(wt_req_new(rt, 0, 1));
     if (policy == WEFT_DISPATCH_POOL) /* the worker may not have started yet */
