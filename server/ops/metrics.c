@@ -262,7 +262,7 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
             (unsigned long long)SUM(unmatched));
     fprintf(f, "weft_unmatched_requests_total{code=\"405\"} %llu\n",
             (unsigned long long)SUM(unmatched[1]));
-    weft_stats_write_header(f, "weft_inflight_requests", "gauge", "Requests dispatched and not yet answered.");
+    weft_stats_write_header(f, "weft_inflight_requests", "gauge", "Requests dispatched and not yet answered (static files: until sent whole).");
     fprintf(f, "weft_inflight_requests %lld\n", (long long)SUM(inflight));
     weft_stats_write_header(f, "weft_connections_open", "gauge", "Client connections open.");
     fprintf(f, "weft_connections_open %lld\n", (long long)SUM(connections));

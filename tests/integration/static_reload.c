@@ -160,6 +160,8 @@ Test(static_reload, a_download_in_flight_finishes_from_its_generation_while_new_
     reader rd = {.fd = fd, .body = body, .bad_at = BIG + 1};
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, read_rest, &rd), 0);
+    /* A download counts as a request in flight until its last byte is out. */
+    cr_assert_geq(wt_metric(&srv, "weft_inflight_requests"), 1, "the download is not counted in flight");
 
     conf_for("b");
     cr_assert_eq(kill(srv.pid, SIGHUP), 0);
@@ -175,6 +177,7 @@ Test(static_reload, a_download_in_flight_finishes_from_its_generation_while_new_
     cr_assert_eq(rd.err, 0, "read: %s after %zu bytes", strerror(rd.err), rd.body);
     cr_assert_gt(rd.bad_at, (size_t)BIG, "byte %zu differs", rd.bad_at);
     cr_assert_eq(rd.body, BIG, "the download finished whole");
+    wt_wait_metric_eq(&srv, "weft_inflight_requests", 0, 10000);
     wt_suite_stop(&srv);
     wt_rm_rf(srv.dir);
 }
