@@ -1,6 +1,5 @@
 #include "base/otlp.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/curl.h"
 #include "base/log.h"
 #include "base/signals.h"
 
@@ -338,6 +338,11 @@ void weft_otlp_configure(const weft_otlp_settings *s)
         weft_log_error("trace: out of memory for a queue of %zu spans; keeping %zu", want, cap);
     }
     int start = endpoint != NULL && !running && cap > 0;
+    char why[512];
+    if (start && weft_curl_load(why, sizeof(why)) != 0) {
+        weft_log_error("trace.otlp_endpoint %s: %s; spans are not exported", endpoint, why);
+        start = 0;
+    }
     if (start) {
         /* Timed waits on the monotonic clock: a deadline on the default
          * (wall) clock computed from the monotonic one is always past, and
@@ -351,7 +356,7 @@ void weft_otlp_configure(const weft_otlp_settings *s)
     changed = 1;
     if (running || start)
         pthread_cond_signal(&wake);
-    atomic_store(&enabled, endpoint != NULL && cap > 0);
+    atomic_store(&enabled, endpoint != NULL && cap > 0 && (running || start));
     if (start) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
         /* Born with SIGTERM and friends blocked: they are the main thread's. */
