@@ -229,16 +229,19 @@ Test(reload, broken_plugin_is_refused_and_old_keeps_serving)
 }
 
 /* PIDFILE.hold (debian/weft.preinst): a package upgrade unpacking new plugins. */
-static void hold_file(char *path, size_t size) { snprintf(path, size, "%s/weft.pid.hold", plugdir); }
+static void hold_file(char *path, size_t size)
+{
+    snprintf(path, size, "%s/weft.pid.hold", plugdir);
+    int fd = open(path, O_WRONLY | O_CREAT, 0644);
+    cr_assert_geq(fd, 0, "%s", path);
+    close(fd);
+}
 
 Test(reload, a_package_hold_defers_plugin_swaps_until_it_is_released)
 {
     wait_for("/ver", "ver=A", 1000);
     char hold[200];
     hold_file(hold, sizeof(hold));
-    int fd = open(hold, O_WRONLY | O_CREAT, 0644);
-    cr_assert_geq(fd, 0);
-    close(fd);
     install('B');
     free(wt_wait_log(&srv, "plugin hot swaps held while", 10000));
     /* Held: well past the 150 ms debounce, still the old build. The
@@ -259,9 +262,6 @@ Test(reload, a_stale_package_hold_is_ignored_with_a_warning)
     wait_for("/ver", "ver=A", 1000);
     char hold[200];
     hold_file(hold, sizeof(hold));
-    int fd = open(hold, O_WRONLY | O_CREAT, 0644);
-    cr_assert_geq(fd, 0);
-    close(fd);
     /* An hour old: the dpkg that made it died. */
     struct timespec old[2] = {{.tv_sec = time(NULL) - 3600}, {.tv_sec = time(NULL) - 3600}};
     cr_assert_eq(utimensat(AT_FDCWD, hold, old, 0), 0);
