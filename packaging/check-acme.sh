@@ -58,12 +58,23 @@ trap 'exit 130' INT TERM
 start=$(date +%s)
 left() { echo $((limit - ($(date +%s) - start))); }
 
-# Free loopback ports, chosen by the kernel (bound and released at once).
+# Free loopback ports below the kernel's ephemeral range: a port the kernel
+# chose and this script released could be given to another job's listener
+# or outgoing connection before pebble or weft binds it.
 ports=$(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(5)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+got = []
+while len(got) < 5:
+    p = random.randrange(10000, low)
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+    if p not in got:
+        got.append(p)
+print(" ".join(map(str, got)))')
 set -- $ports
 http_port=$1 tls_port=$2 acme_port=$3 mgmt_port=$4 pebble_tls_port=$5
 

@@ -22,6 +22,7 @@ packaging/run.sh, which builds).
 import argparse
 import glob
 import os
+import random
 import re
 import shutil
 import signal
@@ -36,10 +37,27 @@ class DocFailure(Exception):
     pass
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_port(_taken=set()):
+    """A free port below the kernel's ephemeral range. A port the kernel
+    chose (bind to 0) and this process released stays in that range, where
+    the next test's `listen = "127.0.0.1:0"` or any outgoing connection may
+    be given it before the documented server binds it; below the range only
+    another explicit choice like this one can take it."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low = int(f.read().split()[0])
+    rng = random.Random(os.getpid() ^ int(time.time() * 1e6))
+    for _ in range(200):
+        port = rng.randrange(10000, max(low, 10001))
+        if port in _taken:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+        _taken.add(port)
+        return port
+    raise RuntimeError(f"no free port in 10000-{low - 1} after 200 tries")
 
 
 def sh_blocks(path, heading):

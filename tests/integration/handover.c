@@ -8,6 +8,7 @@
  * its exit status (sanitizer reports, leaks) is checked as any server's.
  */
 #include <criterion/criterion.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,8 @@ static int old_exit(pid_t pid, double limit_ms)
         if (wt_now_ms() - t0 > limit_ms) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
-            cr_assert_fail("the old process %d did not exit within %.0f ms of the hand-over", (int)pid, limit_ms);
+            cr_assert_fail("the old process %d did not exit within %.0f ms of the hand-over; the log:\n%s", (int)pid,
+                           limit_ms, wt_read_log(&srv));
         }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
@@ -69,9 +71,15 @@ Test(handover, upgrade_under_load_refuses_nothing_and_the_old_process_finishes_i
     wt_wait_metric(&srv, "weft_inflight_requests", 1, 10000);
 
     const char *const args[] = {"upgrade", "-c", srv.conf, NULL};
+    /* Bounded: a hand-over that hangs fails here with both processes' log, not at the test's timeout. */
+    const char *const wait_env[] = {"WEFT_UPGRADE_WAIT_S=30", NULL};
     char *out = NULL;
-    cr_assert_eq(wt_run(&out, args, NULL), 0, "weft upgrade:\n%s", out);
+    double t0 = wt_now_ms();
+    int rc = wt_run(&out, args, wait_env);
+    char *log = wt_read_log(&srv);
+    cr_assert_eq(rc, 0, "weft upgrade (%.0f ms):\n%s\nthe server's log:\n%s", wt_now_ms() - t0, out, log);
     cr_assert(strstr(out, "handed its listening sockets to pid") != NULL, "%s", out);
+    free(log);
     free(out);
     int now = pid_in_file();
     cr_assert(now > 0 && now != old, "the pid file names the new process (%d, was %d)", now, old);
@@ -79,10 +87,13 @@ Test(handover, upgrade_under_load_refuses_nothing_and_the_old_process_finishes_i
 
     /* The request the old process had in flight is answered by it. */
     char buf[512] = "";
-    ssize_t got = read(slow, buf, sizeof(buf) - 1);
+    struct pollfd p = {slow, POLLIN, 0};
+    ssize_t got = poll(&p, 1, 20000) == 1 ? read(slow, buf, sizeof(buf) - 1) : -1;
     close(slow);
-    cr_assert(got > 0 && strncmp(buf, "HTTP/1.1 200", 12) == 0, "the request in flight at the hand-over: '%s'",
-              got > 0 ? buf : "(nothing)");
+    log = wt_read_log(&srv);
+    cr_assert(got > 0 && strncmp(buf, "HTTP/1.1 200", 12) == 0,
+              "the request in flight at the hand-over: '%s'\nthe server's log:\n%s", got > 0 ? buf : "(nothing)", log);
+    free(log);
     cr_assert_eq(old_exit(srv.pid, 30000), 0, "the old process drains and exits 0");
     srv.pid = now; /* our child now: the subreaper */
 
@@ -95,7 +106,7 @@ Test(handover, upgrade_under_load_refuses_nothing_and_the_old_process_finishes_i
     wt_load_stop(load, &ok, &failed, last, sizeof(last));
     cr_assert_eq(failed, 0, "%ld of %ld requests failed across the hand-over (last: %s)", failed, ok + failed, last);
     cr_assert_gt(ok, 0);
-    char *log = wt_read_log(&srv);
+    log = wt_read_log(&srv);
     cr_assert(strstr(log, "hand-over: pid") != NULL && strstr(log, "is the service's main process now") != NULL,
               "%s", log);
     free(log);

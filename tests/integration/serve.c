@@ -131,20 +131,9 @@ Test(serve, sigterm_exits_zero_and_logs)
     free(log);
 }
 
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    bind(fd, (struct sockaddr *)&a, sizeof(a));
-    socklen_t len = sizeof(a);
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 Test(env, port_overrides_first_listener, .timeout = 60)
 {
-    int port = free_port();
+    int port = wt_free_port();
     char env[32];
     snprintf(env, sizeof(env), "PORT=%d", port);
     const char *extra[] = {env, NULL};

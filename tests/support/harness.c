@@ -572,6 +572,8 @@ static void *load_client(void *arg)
                      curl_easy_strerror(rc), status);
             pthread_mutex_unlock(&l->mu);
         }
+        struct timespec pace = {0, 1000 * 1000}; /* a client's think time, not a wait for the server */
+        nanosleep(&pace, NULL);
     }
     curl_easy_cleanup(c);
     return NULL;
@@ -660,3 +662,28 @@ void wt_wait_metric_eq(const wt_server *s, const char *key, double want, double 
     }
 }
 
+
+int wt_free_port(void)
+{
+    int low = 32768;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%d", &low) != 1)
+            low = 32768;
+        fclose(f);
+    }
+    cr_assert_gt(low, 10001, "the ephemeral range starts at %d: no room below it", low);
+    unsigned seed = (unsigned)getpid() ^ (unsigned)(wt_now_ms() * 1000);
+    for (int i = 0; i < 200; i++) {
+        int port = 10000 + (int)(rand_r(&seed) % (unsigned)(low - 10000));
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+        if (fd >= 0)
+            close(fd);
+        if (ok)
+            return port;
+    }
+    cr_assert_fail("no free port in 10000-%d after 200 tries", low - 1);
+    return -1;
+}
