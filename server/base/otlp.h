@@ -43,7 +43,9 @@ typedef struct weft_span {
     char method[24];
     char target[512]; /* url.path (server) or url.full (client) */
     char route[160];  /* weft.route (server) */
-    char policy[16];  /* weft.policy (server) */
+    char policy[16];  /* weft.policy (server); empty: no handler ran */
+    char answered_by[8]; /* weft.answered_by (server): "plugin", "weft" or "static" */
+    char client[46];  /* client.address (server); empty: no IP peer */
     char peer[256];   /* server.address (client) */
     int peer_port;
     char error_text[128];

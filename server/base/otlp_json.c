@@ -43,9 +43,17 @@ static json_t *encode_span(const weft_span *s)
     add(attrs, attr_str("http.request.method", s->method));
     if (s->kind == WEFT_SPAN_SERVER) {
         add(attrs, attr_str("url.path", s->target));
-        add(attrs, attr_str("http.route", s->route));
-        add(attrs, attr_str("weft.route", s->route));
-        add(attrs, attr_str("weft.policy", s->policy));
+        /* An answer given before routing (404, 414) has no route; one given
+         * before or instead of a handler (429, a static file) no policy. */
+        if (s->route[0] != '\0') {
+            add(attrs, attr_str("http.route", s->route));
+            add(attrs, attr_str("weft.route", s->route));
+        }
+        if (s->policy[0] != '\0')
+            add(attrs, attr_str("weft.policy", s->policy));
+        add(attrs, attr_str("weft.answered_by", s->answered_by));
+        if (s->client[0] != '\0')
+            add(attrs, attr_str("client.address", s->client));
     } else {
         add(attrs, attr_str("url.full", s->target));
         add(attrs, attr_str("server.address", s->peer));

@@ -105,6 +105,7 @@ typedef struct weft_static_cfg {
     char **index;        /* NULL-terminated file names tried for a path ending in '/' */
     int follow_symlinks; /* 0: a symlink resolving outside dir is never served */
     int send_compressed; /* serve NAME.br / .zst / .gz when Accept-Encoding takes them */
+    weft_ratelimit_cfg rate_limit; /* as a plugin route's: its own, the top level's, or none */
     const char *file;
     int line;
 } weft_static_cfg;

@@ -89,7 +89,7 @@ static int load_flag(vctx *v, const config_setting_t *st, const char *where, con
 
 void weft_cfg_load_route_static(vctx *v, weft_config *cfg, const config_setting_t *g, const char *where)
 {
-    static const char *const keys[] = {"path", "static", "methods", NULL};
+    static const char *const keys[] = {"path", "static", "methods", "rate_limit", NULL};
     static const char *const static_keys[] = {"dir", "index", "follow_symlinks", "send_compressed", NULL};
     size_t failed = v->errs->count;
     for (const char *const *k = plugin_only; *k != NULL; k++) {
@@ -109,7 +109,7 @@ void weft_cfg_load_route_static(vctx *v, weft_config *cfg, const config_setting_
         for (const char *const *k = plugin_only; *k != NULL && !known; k++)
             known = strcmp(*k, config_setting_name(child)) == 0;
         if (!known)
-            weft_cfg_error(v, child, where, "unknown setting '%s' (known in a static route: path, static, methods)",
+            weft_cfg_error(v, child, where, "unknown setting '%s' (known in a static route: path, static, methods, rate_limit)",
                            config_setting_name(child));
     }
     weft_static_cfg s = {.line = config_setting_source_line(g)};
@@ -146,6 +146,9 @@ void weft_cfg_load_route_static(vctx *v, weft_config *cfg, const config_setting_
     ok &= load_index(v, st, swhere, &s);
     s.follow_symlinks = load_flag(v, st, swhere, "follow_symlinks", 0);
     s.send_compressed = load_flag(v, st, swhere, "send_compressed", 1);
+    /* Limited like a plugin route (http/admit.c): a public directory is as
+     * easy to hammer as any handler. */
+    ok &= weft_cfg_load_rate_limit(v, g, where, &s.rate_limit, &cfg->rate_limit);
     if (!ok || v->errs->count != failed || path == NULL) {
         weft_static_cfg tmp[1] = {s};
         weft_config scratch = {.statics = tmp, .n_statics = 1};

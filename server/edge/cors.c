@@ -130,7 +130,7 @@ const weft_route_cfg *weft_edge_cors_preflight_route(h2o_req_t *req, const weft_
     /* The route the actual request would reach; an unknown method may still
      * be one a route of the path serves (WEFT_M_OTHER). */
     weft_router_match(router, path, len, weft_method_bit(method->base, method->len), &m);
-    if (m.status != 200)
+    if (m.status != 200 || m.prefix) /* a prefix is a static route: no weft_route, no cors */
         return NULL;
     const weft_route_cfg *route = ((const weft_route *)m.route)->cfg;
     return route->cors != NULL ? route : NULL;

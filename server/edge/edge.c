@@ -59,15 +59,10 @@ void weft_edge_route(h2o_req_t *req, const weft_route_cfg *route, const weft_con
     p->cfg = cfg;
 }
 
-int weft_edge_preflight(h2o_req_t *req, const weft_router *router, const char *path, size_t len,
-                        const weft_config *cfg)
+void weft_edge_preflight(h2o_req_t *req, const weft_route_cfg *route, const weft_config *cfg)
 {
-    const weft_route_cfg *route = weft_edge_cors_preflight_route(req, router, path, len);
-    if (route == NULL)
-        return 0;
     weft_edge_route(req, route, cfg);
     weft_edge_cors_preflight(req, route->cors);
-    return 1;
 }
 
 /* Answers no route's prefilter took: 404, 405, 414, 400, the built-in

@@ -29,12 +29,11 @@ void weft_edge_route(h2o_req_t *req, const weft_route_cfg *route, const weft_con
 
 /**
  * A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method)
- * for a route that has `cors`: answered here without the plugin (204, or 403
- * with no CORS headers for an origin, method or header not allowed). 1 when
- * answered, 0 when the request is not one.
+ * for `route`, which has `cors` (weft_edge_cors_preflight_route found it):
+ * answered here without the plugin (204, or 403 with no CORS headers for an
+ * origin, method or header not allowed).
  */
-int weft_edge_preflight(h2o_req_t *req, const weft_router *router, const char *path, size_t len,
-                        const weft_config *cfg);
+void weft_edge_preflight(h2o_req_t *req, const weft_route_cfg *route, const weft_config *cfg);
 
 /**
  * A WebSocket handshake from an Origin that the route's `cors` does not
@@ -46,7 +45,7 @@ int weft_edge_refuse_origin(h2o_req_t *req, const weft_route_cfg *route);
 /* The pieces (edge/headers.c, edge/cors.c, edge/compress.c). */
 void weft_edge_headers_apply(h2o_req_t *req, const weft_headers_cfg *h);
 void weft_edge_cors_apply(h2o_req_t *req, const weft_cors_cfg *c);
-/** The route with `cors` a preflight request is for, or NULL when it is not one. */
+/** The plugin route with `cors` a preflight request is for, or NULL when it is not one (a static route has no `cors`). */
 const weft_route_cfg *weft_edge_cors_preflight_route(h2o_req_t *req, const weft_router *router, const char *path,
                                                     size_t len);
 /** Answers the preflight for `c` (the route's prefilter already attached). */

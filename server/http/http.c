@@ -6,6 +6,7 @@
 #include "dispatch/dispatch.h"
 #include "edge/edge.h"
 #include "http/abuse.h"
+#include "http/admit.h"
 #include "http/bodybuf.h"
 #include "http/client_addr.h"
 #include "http/ratelimit.h"
@@ -269,6 +270,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
                               ? &g->cfg->listen[conn->listener]
                               : NULL,
                      &client);
+    /* While spans are exported, every answer gets one, weft's own included
+     * (request/trace.h); otherwise this is one relaxed load. */
+    weft_answer_trace *at =
+        weft_trace_answer_start(req, &g->cfg->trace, client.sa.sa.sa_family != AF_UNSPEC ? &client.sa.sa : NULL);
     /* A long target is refused before anything copies or decodes it. */
     if (req->path.len > g->cfg->limits.max_uri) {
         early(req, 414, "request target too long (limits.max_uri)");
@@ -284,8 +289,13 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         early(req, 400, "bad request target: an encoded NUL (%00) or a path above the root");
         return 0;
     }
-    if (method_bit == WEFT_M_OPTIONS && weft_edge_preflight(req, g->router, norm, (size_t)norm_len, g->cfg))
+    const weft_route_cfg *preflight =
+        method_bit == WEFT_M_OPTIONS ? weft_edge_cors_preflight_route(req, g->router, norm, (size_t)norm_len) : NULL;
+    if (preflight != NULL) {
+        weft_trace_answer_route(at, preflight->path, "weft");
+        weft_edge_preflight(req, preflight, g->cfg);
         return 0;
+    }
     weft_match m;
     weft_router_match(g->router, norm, (size_t)norm_len, method_bit, &m);
     if (m.status == 404) {
@@ -302,23 +312,30 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         early(req, 405, "method not allowed for this path");
         return 0;
     }
+    weft_admit ad = {.loop = L, .conn = conn, .key = client.key,
+                     .table_capacity = (size_t)g->cfg->limits.rate_limit_clients};
     if (m.prefix) { /* only static routes are prefixes */
-        weft_http_static(req, m.route, norm, (size_t)norm_len, m.prefix_len);
+        weft_static_route *sr = m.route;
+        ad.limit = weft_http_static_limit(sr);
+        weft_trace_answer_route(at, ad.limit.path, "weft"); /* a refusal is weft's, */
+        int refused = weft_http_admit(req, &ad, WEFT_ADMIT_RATE | WEFT_ADMIT_CONN);
+        if (refused != 0) {
+            early(req, refused, ad.why);
+            return 0;
+        }
+        weft_trace_answer_route(at, ad.limit.path, "static"); /* whatever the directory says is its own */
+        weft_http_static(req, sr, conn, ad.now, norm, (size_t)norm_len, m.prefix_len);
         return 0;
     }
     weft_route *route = m.route;
-    /* Rate limits before anything else is spent on the request. A body
-     * collected below brings the request back here: it was counted once. */
-    uint64_t now = 0;
-    if (route->cfg->rate_limit.per != WEFT_RL_NONE &&
-        (req->env.size == 0 || h2o_req_getenv(req, H2O_STRLIT("weft-rl"), 0) == NULL)) {
-        now = weft_now_ns(); /* read once: the abuse budget and the latency below take it too */
-        if (weft_ratelimit_refuse(req, route, client.key, (size_t)g->cfg->limits.rate_limit_clients, now)) {
-            early(req, 429, "too many requests: past this route's rate_limit");
-            return 0;
-        }
-        if (req->proceed_req != NULL && !req->is_tunnel_req && !route->cfg->stream_body)
-            *h2o_req_getenv(req, H2O_STRLIT("weft-rl"), 1) = h2o_iovec_init(H2O_STRLIT("1"));
+    ad.limit = (weft_ratelimit_route){.path = route->cfg->path, .cfg = &route->cfg->rate_limit,
+                                      .limiter = weft_ratelimit_slot(route)};
+    weft_trace_answer_route(at, route->cfg->path, "weft");
+    /* Rate limits before anything else is spent on the request. */
+    int refused = weft_http_admit(req, &ad, WEFT_ADMIT_RATE);
+    if (refused != 0) {
+        early(req, refused, ad.why);
+        return 0;
     }
     if (weft_edge_refuse_origin(req, route->cfg))
         return 0;
@@ -339,14 +356,11 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     /* From here the request holds its generation until it is answered: the
      * route's rules stay valid for whatever answer it gets (edge/edge.h). */
     weft_edge_route(req, route->cfg, g->cfg);
-    /* Before anything is copied: a connection past its budget costs nothing more.
-     * One clock read serves the budget and the request's latency. */
-    if (now == 0)
-        now = weft_now_ns();
-    if (weft_abuse_request_start(L, req, conn, now) != 0) {
-        early(req, 503, "connection closed: past its abuse budget");
+    if ((refused = weft_http_admit(req, &ad, WEFT_ADMIT_CONN)) != 0) {
+        early(req, refused, ad.why);
         return 0;
     }
+    uint64_t now = ad.now; /* one clock read serves the budget and the request's latency */
     weft_req *r = copy_request(req, &m, route, method_bit, conn, &client);
     if (r == NULL) {
         weft_abuse_request_end(conn);

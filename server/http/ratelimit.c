@@ -27,19 +27,23 @@ static int same_cfg(const weft_ratelimit_cfg *a, const weft_ratelimit_cfg *b)
     return a->per == b->per && a->requests == b->requests && a->per_s == b->per_s && a->burst == b->burst;
 }
 
-/* The route's limiter, found by path at its first request in a generation. */
+/* A plugin route's limiter sits in a route slot; a static route's in its
+ * own member (reload/generation.h). */
 static WEFT_ROUTE_SLOT(rl_slot)
 
-static struct weft_ratelimit *limit_for(const weft_route_cfg *rc, size_t capacity)
+void **weft_ratelimit_slot(weft_route *route) { return &route->slots[rl_slot]; }
+
+/* The route's limiter, found by path at its first request in a generation. */
+static struct weft_ratelimit *limit_for(const char *path, const weft_ratelimit_cfg *c, size_t capacity)
 {
-    if (rc->rate_limit.per == WEFT_RL_CLIENT && weft_rl_table_init(capacity) != 0)
+    if (c->per == WEFT_RL_CLIENT && weft_rl_table_init(capacity) != 0)
         return NULL;
     pthread_mutex_lock(&mu);
     struct weft_ratelimit *l = atomic_load(&head);
-    while (l != NULL && strcmp(l->path, rc->path) != 0)
+    while (l != NULL && strcmp(l->path, path) != 0)
         l = l->next;
     if (l == NULL && (l = calloc(1, sizeof(*l))) != NULL) {
-        if ((l->path = strdup(rc->path)) == NULL) {
+        if ((l->path = strdup(path)) == NULL) {
             free(l);
             l = NULL;
         } else {
@@ -47,8 +51,8 @@ static struct weft_ratelimit *limit_for(const weft_route_cfg *rc, size_t capacit
             atomic_store(&head, l); /* /metrics walks the list without the mutex */
         }
     }
-    if (l != NULL && (l->id == 0 || !same_cfg(&l->cfg, &rc->rate_limit))) {
-        l->cfg = rc->rate_limit;
+    if (l != NULL && (l->id == 0 || !same_cfg(&l->cfg, c))) {
+        l->cfg = *c;
         atomic_store(&l->tat, 0); /* full */
         atomic_store(&l->id, ++last_id == 0 ? ++last_id : last_id);
     }
@@ -75,19 +79,20 @@ static void add_headers(h2o_req_t *req, const weft_ratelimit_cfg *c, const weft_
                           h2o_strdup(&req->pool, buf, n).base, n);
 }
 
-int weft_ratelimit_refuse(h2o_req_t *req, weft_route *route, const uint8_t key[16], size_t capacity, uint64_t now_ns)
+int weft_ratelimit_refuse(h2o_req_t *req, const weft_ratelimit_route *route, const uint8_t key[16], size_t capacity,
+                          uint64_t now_ns)
 {
-    const weft_ratelimit_cfg *c = &route->cfg->rate_limit;
+    const weft_ratelimit_cfg *c = route->cfg;
     if (c->per == WEFT_RL_NONE)
         return 0;
     /* Any loop may be first: the slot is read and set atomically. */
-    struct weft_ratelimit *l = __atomic_load_n((struct weft_ratelimit **)&route->slots[rl_slot], __ATOMIC_ACQUIRE);
+    struct weft_ratelimit *l = __atomic_load_n((struct weft_ratelimit **)route->limiter, __ATOMIC_ACQUIRE);
     if (l == NULL) {
         /* The route's first request in this generation. Without memory the
          * route serves unlimited rather than not at all. */
-        if ((l = limit_for(route->cfg, capacity)) == NULL)
+        if ((l = limit_for(route->path, c, capacity)) == NULL)
             return 0;
-        __atomic_store_n((struct weft_ratelimit **)&route->slots[rl_slot], l, __ATOMIC_RELEASE);
+        __atomic_store_n((struct weft_ratelimit **)route->limiter, l, __ATOMIC_RELEASE);
     }
     weft_rl_rate rate = {.interval_ns = (uint64_t)c->per_s * 1000000000u / (uint64_t)c->requests};
     if (rate.interval_ns == 0)

@@ -15,14 +15,24 @@
 #include "base/h2o_glue.h"
 #include "request/route.h"
 
+/** A route's limit as this file needs it, whichever kind the route is (plugin or static). */
+typedef struct weft_ratelimit_route {
+    const char *path;             /* its state is kept by path */
+    const weft_ratelimit_cfg *cfg;
+    void **limiter; /* where the generation's route keeps its state: NULL until its first request */
+} weft_ratelimit_route;
+
+/** Where a plugin route keeps its limiter (a route slot). */
+void **weft_ratelimit_slot(weft_route *route);
+
 /**
  * Takes one token of `route`'s limit for the client `key` (16 bytes, from
  * http/client_addr.h). Returns 0 to go on, or 1 after adding Retry-After,
  * RateLimit and RateLimit-Policy to req's response headers: the caller
  * answers 429. A route without rate_limit returns 0 at once. Loop thread.
  */
-int weft_ratelimit_refuse(h2o_req_t *req, weft_route *route, const uint8_t key[16], size_t table_capacity,
-                          uint64_t now_ns);
+int weft_ratelimit_refuse(h2o_req_t *req, const weft_ratelimit_route *route, const uint8_t key[16],
+                          size_t table_capacity, uint64_t now_ns);
 
 /** weft_rate_limited_total{route} and the client table's gauges, in Prometheus text. */
 void weft_ratelimit_metrics(FILE *f);

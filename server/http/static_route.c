@@ -4,36 +4,66 @@
 #include "base/timer.h"
 #include "core/loop.h"
 #include "edge/static.h"
+#include "http/abuse.h"
 
-/* What a static request holds until h2o frees it: its generation, and its
- * place in the loop's in-flight count (weft_inflight_requests, the drain). */
+/* What a static request holds until h2o frees it: its generation, its
+ * place in the loop's in-flight count (weft_inflight_requests, the drain)
+ * and in its connection's work in flight (the abuse budget; busy, so that
+ * admission never evicts a connection mid-download and its record outlives
+ * the socket). */
 typedef struct static_hold {
     weft_generation *gen;
     weft_loop *loop;
+    weft_conn *conn;
+    h2o_req_t *req;
+    int status;
 } static_hold;
+
+/* An HTTP/2 stream freed with its file not all sent was reset (a 304, a
+ * HEAD or an error has no body to send). */
+static int cut_short(const static_hold *h)
+{
+    const h2o_req_t *req = h->req;
+    return req->version >= 0x200 && (h->status == 200 || h->status == 206) &&
+           !h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")) &&
+           req->res.content_length != SIZE_MAX && req->bytes_sent < req->res.content_length;
+}
 
 static void release_hold(void *p)
 {
     static_hold *h = p;
+    if (cut_short(h))
+        weft_abuse_reset(h->loop, h->req);
+    weft_abuse_request_end(h->conn);
+    if (h->conn != NULL)
+        weft_conn_busy(h->conn, -1, weft_now_ns());
     weft_generation_release(h->gen);
     h->loop->inflight--;
     atomic_store_explicit(&h->loop->stats->inflight, (int_fast64_t)h->loop->inflight, memory_order_relaxed);
 }
 
-void weft_http_static(h2o_req_t *req, weft_static_route *sr, const char *norm, size_t norm_len, size_t prefix_len)
+void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, uint64_t start, const char *norm,
+                      size_t norm_len, size_t prefix_len)
 {
-    uint64_t start = weft_now_ns();
     /* The file handler's answer points into the generation (its MIME
      * table) until the last byte is out: held by the request's own pool. */
     static_hold *hold = h2o_mem_alloc_shared(&req->pool, sizeof(*hold), release_hold);
     weft_generation_retain(sr->gen);
     weft_loop *L = weft_loop_current;
-    *hold = (static_hold){.gen = sr->gen, .loop = L};
+    *hold = (static_hold){.gen = sr->gen, .loop = L, .conn = conn, .req = req};
+    if (conn != NULL)
+        weft_conn_busy(conn, +1, start);
     L->inflight++;
     atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
     /* A body nobody reads: this HTTP/1 connection cannot carry another request. */
     if (req->proceed_req != NULL && !req->is_tunnel_req)
         req->http1_is_persistent = 0;
-    int status = weft_static_serve(sr->serve, req, norm, norm_len, prefix_len);
-    weft_stats_request(L->stats, sr->stat_slot, status, weft_now_ns() - start);
+    hold->status = weft_static_serve(sr->serve, req, norm, norm_len, prefix_len);
+    weft_stats_request(L->stats, sr->stat_slot, hold->status, weft_now_ns() - start);
+}
+
+weft_ratelimit_route weft_http_static_limit(weft_static_route *sr)
+{
+    const weft_static_cfg *c = weft_static_cfg_of(sr->serve);
+    return (weft_ratelimit_route){.path = c->path, .cfg = &c->rate_limit, .limiter = &sr->limiter};
 }

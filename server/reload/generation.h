@@ -29,6 +29,7 @@ struct weft_generation;
 typedef struct weft_static_route {
     struct weft_static *serve; /* edge/static.h */
     int stat_slot;             /* metrics series (policy "static"); -1 when none */
+    void *limiter;             /* its rate_limit's state, set at its first request (http/ratelimit.c) */
     struct weft_generation *gen;
 } weft_static_route;
 

@@ -65,7 +65,7 @@ void weft_req_set_id(weft_req *r, const char *incoming, size_t len)
     r->id[20] = '\0';
 }
 
-static int format_addr(const struct sockaddr *sa, char *out, size_t size)
+int weft_sockaddr_format(const struct sockaddr *sa, char *out, size_t size)
 {
     out[0] = '\0';
     if (sa == NULL)
@@ -108,9 +108,9 @@ static void format_addrs(const weft_req *cr)
     if (r->addrs_formatted)
         return;
     r->addrs_formatted = 1;
-    r->peer_port = format_addr(r->peer_sa.sa.sa_family != AF_UNSPEC ? &r->peer_sa.sa : NULL, r->peer_addr,
+    r->peer_port = weft_sockaddr_format(r->peer_sa.sa.sa_family != AF_UNSPEC ? &r->peer_sa.sa : NULL, r->peer_addr,
                                sizeof(r->peer_addr));
-    r->local_port = format_addr(r->local_sa.sa.sa_family != AF_UNSPEC ? &r->local_sa.sa : NULL, r->local_addr,
+    r->local_port = weft_sockaddr_format(r->local_sa.sa.sa_family != AF_UNSPEC ? &r->local_sa.sa : NULL, r->local_addr,
                                 sizeof(r->local_addr));
 }
 

@@ -182,6 +182,8 @@ void weft_req_parse_query(weft_req *r);
 void weft_req_set_id(weft_req *r, const char *incoming, size_t len);
 /** Keeps the peer/local socket addresses (either may be NULL) for the accessors below. */
 void weft_req_set_addrs(weft_req *r, const void *peer_sa, const void *local_sa);
+/** `sa` (IPv4 or IPv6; NULL or another family: "") as text into `out`; returns its port, 0 without one. */
+int weft_sockaddr_format(const struct sockaddr *sa, char *out, size_t size);
 
 /* The ABI 1.1 request access and response helpers (access.c). */
 const char *weft_access_req_peer_addr(const weft_req *r, int *port);

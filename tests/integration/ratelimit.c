@@ -42,24 +42,31 @@ static long get_status(const char *src, int port, const char *path, const char *
     return st;
 }
 
+/* A 429 of a per-client limit of `q` per `w` seconds: Retry-After between
+ * `lo` and `hi`, and the RateLimit headers that go with it. */
+static void assert_refused(const char *r, long q, long w, long lo, long hi)
+{
+    char v[128], want[64];
+    long retry = atol(from_header(r, "retry-after", v, sizeof(v)) ? v : "0");
+    cr_assert(retry >= lo && retry <= hi, "Retry-After %ld: %s", retry, r);
+    snprintf(want, sizeof(want), "\"client\";q=%ld;w=%ld", q, w);
+    cr_assert_str_eq(from_header(r, "ratelimit-policy", v, sizeof(v)), want, "%s", r);
+    snprintf(want, sizeof(want), "\"client\";r=0;t=%ld", retry);
+    cr_assert_str_eq(from_header(r, "ratelimit", v, sizeof(v)), want, "%s", r);
+}
+
 ParameterizedTestParameters(ratelimit, per_client_429_with_headers_before_the_plugin) { return wt_policy_params(); }
 ParameterizedTest(wt_policy *p, ratelimit, per_client_429_with_headers_before_the_plugin, .timeout = 60)
 {
     wt_server s = {0};
     wt_start(&s, conf_with("", WT_EACH_POLICY("/rl", "reqinfo", RL("client", 3, 3600, ""))));
-    char path[64], v[128], key[160];
+    char path[64], key[160];
     snprintf(path, sizeof(path), "/%s/rl", p->name);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(get_status("127.0.0.2", s.port, path, NULL, NULL), 200, "request %d", i);
     char *r;
     cr_assert_eq(get_status("127.0.0.2", s.port, path, NULL, &r), 429, "%s", r);
-    long retry = atol(from_header(r, "retry-after", v, sizeof(v)) ? v : "0");
-    /* One token every 1200 s. */
-    cr_assert(retry >= 1190 && retry <= 1200, "Retry-After %ld: %s", retry, r);
-    cr_assert_str_eq(from_header(r, "ratelimit-policy", v, sizeof(v)), "\"client\";q=3;w=3600", "%s", r);
-    char want[64];
-    snprintf(want, sizeof(want), "\"client\";r=0;t=%ld", retry);
-    cr_assert_str_eq(from_header(r, "ratelimit", v, sizeof(v)), want, "%s", r);
+    assert_refused(r, 3, 3600, 1190, 1200); /* one token every 1200 s */
     free(r);
     /* Another client has its own bucket. */
     cr_assert_eq(get_status("127.0.0.3", s.port, path, NULL, NULL), 200);
@@ -175,6 +182,58 @@ Test(ratelimit, a_top_level_rate_limit_is_every_routes_default, .timeout = 60)
     cr_assert_eq(get_status("127.0.0.2", s.port, "/own", NULL, NULL), 429);
     for (int i = 0; i < 5; i++)
         cr_assert_eq(get_status("127.0.0.2", s.port, "/free", NULL, NULL), 200);
+    wt_finish(&s);
+}
+
+/* A directory beside the server's config ("www", relative to it) with one
+ * file, for a static route. */
+static void make_www(wt_server *s)
+{
+    wt_write_conf(s, "");
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s/www && printf 'a file\\n' > %s/www/a.txt", s->dir, s->dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+#define STATIC_ROUTE(path, extra) "  { path = \"" path "\"; static = { dir = \"www\"; };" extra " }"
+
+Test(ratelimit, a_static_route_is_limited_like_any_route, .timeout = 60)
+{
+    wt_server s = {0};
+    make_www(&s);
+    wt_start(&s, conf_with("", STATIC_ROUTE("/files", RL("client", 2, 3600, ""))));
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(get_status("127.0.0.2", s.port, "/files/a.txt", NULL, NULL), 200, "request %d", i);
+    char *r;
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/files/a.txt", NULL, &r), 429, "%s", r);
+    assert_refused(r, 2, 3600, 1790, 1800); /* one token every 1800 s */
+    free(r);
+    /* Any file of the route takes from the same bucket; another client has its own. */
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/files/none.txt", NULL, NULL), 429);
+    cr_assert_eq(get_status("127.0.0.3", s.port, "/files/a.txt", NULL, NULL), 200);
+    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/files\"}"), 2);
+    /* Refused before the directory was read: only the three files sent count as served. */
+    wt_wait_metric_eq(&s, "weft_requests_total{route=\"/files\",policy=\"static\",code=\"2xx\"}", 3, 5000);
+    cr_assert_eq(wt_metric(&s, "weft_requests_total{route=\"/files\",policy=\"static\",code=\"4xx\"}"), 0);
+    wt_finish(&s);
+}
+
+Test(ratelimit, the_top_level_rate_limit_covers_static_routes, .timeout = 60)
+{
+    wt_server s = {0};
+    make_www(&s);
+    wt_start(&s, "threads = 2;\n" WT_LISTEN "\n"
+                 "rate_limit = { per = \"route\"; requests = 1; per_s = 3600; };\n"
+                 "routes = (\n" STATIC_ROUTE("/files", "") ",\n" STATIC_ROUTE("/open", " rate_limit = false;") ");\n");
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/files/a.txt", NULL, NULL), 200);
+    char *r, v[128];
+    cr_assert_eq(get_status("127.0.0.3", s.port, "/files/a.txt", NULL, &r), 429, "%s", r);
+    cr_assert_str_eq(from_header(r, "ratelimit-policy", v, sizeof(v)), "\"route\";q=1;w=3600", "%s", r);
+    cr_assert_not_null(from_header(r, "retry-after", v, sizeof(v)), "%s", r);
+    free(r);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(get_status("127.0.0.2", s.port, "/open/a.txt", NULL, NULL), 200, "rate_limit = false: %d", i);
+    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/files\"}"), 1);
     wt_finish(&s);
 }
 

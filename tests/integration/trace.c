@@ -112,6 +112,34 @@ static void wait_access_line_ends(const char *needle)
     cr_assert_fail("no access log line ending with '%s' in %s:\n%s", needle, access_path, text ? text : "(none)");
 }
 
+/* The access log's line that has `needle`, without its newline (waited for). */
+static char *access_line(const char *needle)
+{
+    for (double t0 = wt_now_ms();; usleep(20000)) { /* poll with a deadline */
+        char *text = wt_read_file(access_path);
+        const char *line = text != NULL ? strstr(text, needle) : NULL;
+        const char *eol = line != NULL ? strchr(line, '\n') : NULL;
+        if (eol != NULL) {
+            char *copy = strndup(line, (size_t)(eol - line));
+            free(text);
+            return copy;
+        }
+        free(text);
+        cr_assert(wt_now_ms() - t0 < 10000, "no access log line with %s", needle);
+    }
+}
+
+/* GET `path` (no route: 404) under GOOD_TP; its access log line. */
+static char *not_found_line(const wt_server *s, const char *path)
+{
+    const char *hdrs[] = {"traceparent: " GOOD_TP, NULL};
+    wt_resp r;
+    cr_assert_eq(wt_http_headers(s, "GET", path, hdrs, NULL, &r), 0);
+    cr_assert_eq(r.status, 404);
+    wt_resp_free(&r);
+    return access_line(path);
+}
+
 typedef struct seen {
     char tp[64];        /* what the plugin saw */
     char up_tp[128];    /* what the upstream received */
@@ -193,23 +221,11 @@ Test(trace, the_access_log_has_the_trace_id_after_the_request_id)
     char trace[33];
     snprintf(trace, sizeof(trace), "%.32s", v.tp + 3);
     wait_access_line_ends(trace);
-    /* An answer given before any route ran has none. */
-    wt_resp r;
-    cr_assert_eq(wt_http(&srv, "GET", "/no/such/route/for/trace", NULL, &r), 0);
-    cr_assert_eq(r.status, 404);
-    wt_resp_free(&r);
-    for (double t0 = wt_now_ms();; usleep(20000)) { /* poll with a deadline */
-        char *text = wt_read_file(access_path);
-        const char *line = text != NULL ? strstr(text, "/no/such/route/for/trace") : NULL;
-        const char *eol = line != NULL ? strchr(line, '\n') : NULL;
-        if (eol != NULL) {
-            cr_assert(eol - line > 2 && strncmp(eol - 2, " -", 2) == 0, "404 line: %.*s", (int)(eol - line), line);
-            free(text);
-            break;
-        }
-        free(text);
-        cr_assert(wt_now_ms() - t0 < 10000, "no access log line for the 404");
-    }
+    /* An answer weft gives itself, before any route ran, has the trace of
+     * its span too (spans are exported here). */
+    char *line = not_found_line(&srv, "/no/such/route/for/trace");
+    cr_assert(strlen(line) > 33 && strcmp(line + strlen(line) - 33, " " T_ID) == 0, "404 line: %s", line);
+    free(line);
 }
 
 Test(trace, malformed_traceparents_start_a_new_trace)
@@ -689,4 +705,170 @@ Test(trace, an_idle_exporter_costs_no_cpu)
     /* An idle server uses almost none (loop ticks); a spinning thread a
      * whole core, or on a loaded 2-core machine still a fair share of one. */
     cr_assert_lt(used, 0.1, "%.2f s of CPU in 1 s while idle: the exporter spins", used);
+}
+
+/* ---- answers weft gives itself ---- */
+
+/* The span of `trace` (a server span), waited for with a deadline: it is
+ * handed over when h2o frees the request, just after the client has read
+ * the answer. */
+static json_t *wait_span(const char *trace, json_t **spans)
+{
+    for (double t0 = wt_now_ms();; usleep(50000)) { /* poll with a deadline */
+        *spans = all_spans();
+        json_t *sp = find_span(*spans, trace, 2);
+        if (sp != NULL)
+            return sp;
+        json_decref(*spans);
+        cr_assert(wt_now_ms() - t0 < 15000, "no server span for trace %s", trace);
+    }
+}
+
+/* One span of an answer: the caller's traceparent its parent, weft's own
+ * span id, the status, the method, the path, the route (NULL: none, and
+ * the span named by the method), who answered, the client. */
+static void assert_span(const char *trace, const char *what, const char *method, const char *path, const char *route,
+                        const char *by, const char *status)
+{
+    json_t *spans;
+    json_t *sp = wait_span(trace, &spans);
+    cr_assert_str_eq(json_string_value(json_object_get(sp, "parentSpanId")), P_ID, "%s", what);
+    const char *id = json_string_value(json_object_get(sp, "spanId"));
+    cr_assert(is_hex(id, 16) && strcmp(id, P_ID) != 0, "%s: span id %s", what, id);
+    cr_assert_str_eq(attr(sp, "http.response.status_code"), status, "%s", what);
+    cr_assert_str_eq(attr(sp, "http.request.method"), method, "%s", what);
+    cr_assert_str_eq(attr(sp, "url.path"), path, "%s", what);
+    cr_assert_str_eq(attr(sp, "weft.answered_by"), by, "%s", what);
+    cr_assert_str_eq(attr(sp, "client.address"), "127.0.0.1", "%s", what);
+    cr_assert_str_eq(json_string_value(json_object_get(sp, "name")), route != NULL ? route : method, "%s", what);
+    if (route != NULL) {
+        cr_assert_str_eq(attr(sp, "http.route"), route, "%s", what);
+        cr_assert_str_eq(attr(sp, "weft.route"), route, "%s", what);
+    } else {
+        cr_assert_null(attr(sp, "http.route"), "%s", what);
+    }
+    if (strcmp(by, "plugin") != 0)
+        cr_assert_null(attr(sp, "weft.policy"), "%s: no handler ran", what);
+    /* An error is a 5xx; weft's refusals (4xx) are the client's. */
+    long code = json_integer_value(json_object_get(json_object_get(sp, "status"), "code"));
+    cr_assert_eq(code, atoi(status) >= 500 ? 2 : 0, "%s: span status %ld", what, code);
+    json_decref(spans);
+}
+
+/* A trace id of its own for each request: case `c`, policy `p`. */
+static void edge_trace(char *trace, char *hdr, int c, int p)
+{
+    snprintf(trace, 33, "%.24s%04d%04d", T_ID, c, p);
+    snprintf(hdr, 128, "traceparent: 00-%s-" P_ID "-01", trace);
+}
+
+static wt_server edge;
+
+static void start_edge(void)
+{
+    wt_write_conf(&edge, "");
+    char dir[512], cmd[1200];
+    snprintf(dir, sizeof(dir), "%s/www", edge.dir);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s && printf 'a file\\n' > %s/a.txt", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    char conf[8192];
+    snprintf(conf, sizeof(conf),
+             "threads = 2;\n" WT_LISTEN "\n"
+             "pools = ( { name = \"default\"; size = 4; queue = 100; } );\n"
+             "trace = { otlp_endpoint = \"http://127.0.0.1:%d/v1/traces\"; batch_interval_ms = 50; };\n"
+             "routes = (\n" WT_EACH_POLICY("/limited", "reqinfo",
+                                           " rate_limit = { per = \"client\"; requests = 1; per_s = 3600; };") ",\n"
+             WT_EACH_POLICY("/small", "reqinfo", " methods = [\"POST\"]; max_body = 16;") ",\n"
+             WT_EACH_POLICY("/cors", "reqinfo", " cors = { origins = [\"https://app.example\"]; };") ",\n"
+             "  { path = \"/files\"; static = { dir = \"%s\"; }; }\n);\n",
+             col_port, dir);
+    wt_start(&edge, conf);
+}
+
+/* One request to the edge server under a traceparent of its own (case `c`,
+ * policy `p`, its trace id left in `trace`), answered `status`; `extra`
+ * headers and `body` may be NULL. Returns the answer (the caller frees it). */
+static wt_resp ask(char *trace, int c, int p, const char *method, const char *path, const char *extra,
+                   const char *body, long status)
+{
+    char tp[128];
+    edge_trace(trace, tp, c, p);
+    const char *hdrs[4] = {tp, NULL, NULL, NULL};
+    size_t n = 1;
+    char copy[512] = "";
+    if (extra != NULL) { /* "A: 1\nB: 2": one header a line */
+        snprintf(copy, sizeof(copy), "%s", extra);
+        for (char *h = strtok(copy, "\n"); h != NULL && n < 3; h = strtok(NULL, "\n"))
+            hdrs[n++] = h;
+    }
+    wt_resp r;
+    cr_assert_eq(wt_http_headers(&edge, method, path, hdrs, body, &r), 0, "%s %s", method, path);
+    cr_assert_eq(r.status, status, "%s %s: %ld %s", method, path, r.status, r.body);
+    return r;
+}
+
+static void ask_done(char *trace, int c, int p, const char *method, const char *path, const char *extra,
+                     const char *body, long status)
+{
+    wt_resp r = ask(trace, c, p, method, path, extra, body, status);
+    wt_resp_free(&r);
+}
+
+Test(trace, weft_s_own_answers_have_spans_under_the_caller_s_parent_under_each_policy)
+{
+    start_edge();
+    char trace[33], path[64];
+    for (int p = 0; p < 3; p++) {
+        /* 429: the first request is the plugin's (its span says so), the second weft's refusal. */
+        snprintf(path, sizeof(path), "/%s/limited", policies[p]);
+        ask_done(trace, 1, p, "GET", path, NULL, NULL, 200);
+        assert_span(trace, "answered by its plugin", "GET", path, path, "plugin", "200");
+        ask_done(trace, 2, p, "GET", path, NULL, NULL, 429);
+        assert_span(trace, "past its rate_limit", "GET", path, path, "weft", "429");
+        /* 413: a body over the route's max_body, refused before the plugin. */
+        snprintf(path, sizeof(path), "/%s/small", policies[p]);
+        ask_done(trace, 3, p, "POST", path, NULL, "a body well over sixteen bytes", 413);
+        assert_span(trace, "a body over max_body", "POST", path, path, "weft", "413");
+        /* A CORS preflight, answered without the plugin. */
+        snprintf(path, sizeof(path), "/%s/cors", policies[p]);
+        ask_done(trace, 4, p, "OPTIONS", path, "Origin: https://app.example\nAccess-Control-Request-Method: GET", NULL,
+                 204);
+        assert_span(trace, "a preflight", "OPTIONS", path, path, "weft", "204");
+    }
+    /* 404: no route, so the span is named by the method. */
+    ask_done(trace, 5, 0, "GET", "/no/such/route", NULL, NULL, 404);
+    assert_span(trace, "a 404", "GET", "/no/such/route", NULL, "weft", "404");
+    /* A static file, then the same file again with its ETag: 304. */
+    wt_resp r = ask(trace, 6, 0, "GET", "/files/a.txt", NULL, NULL, 200);
+    char etag[128], inm[160];
+    cr_assert_not_null(wt_header(&r, "etag", etag, sizeof(etag)), "%s", r.headers);
+    wt_resp_free(&r);
+    assert_span(trace, "a static 200", "GET", "/files/a.txt", "/files", "static", "200");
+    snprintf(inm, sizeof(inm), "If-None-Match: %s", etag);
+    ask_done(trace, 7, 0, "GET", "/files/a.txt", inm, NULL, 304);
+    assert_span(trace, "a static 304", "GET", "/files/a.txt", "/files", "static", "304");
+
+    /* The built-in endpoints (the /metrics read by the waits above) make none. */
+    json_t *spans = all_spans();
+    size_t i;
+    json_t *sp;
+    json_array_foreach(spans, i, sp) {
+        const char *url = attr(sp, "url.path");
+        cr_assert(url == NULL || strcmp(url, "/metrics") != 0, "a span for /metrics");
+    }
+    json_decref(spans);
+    wt_finish(&edge); /* a clean exit: sanitizer reports count */
+}
+
+Test(trace, without_an_endpoint_weft_s_own_answers_cost_no_trace)
+{
+    /* No exporter: an answer weft gives itself starts no trace (the access
+     * log says "-"): nothing is spent on it. */
+    wt_server s = {0};
+    start_server(&s, "");
+    access_of(&s);
+    char *line = not_found_line(&s, "/no/such/route/untraced");
+    cr_assert(strlen(line) > 2 && strcmp(line + strlen(line) - 2, " -") == 0, "404 line: %s", line);
+    free(line);
+    wt_finish(&s);
 }
