@@ -31,6 +31,12 @@ int weft_db_needed(const weft_db_cfg *cfg)
 
 int weft_pq_loaded(void) { return atomic_load_explicit(&loaded, memory_order_acquire); }
 
+void weft_pq_install(const weft_pq_api *api)
+{
+    weft_pq = *api;
+    atomic_store_explicit(&loaded, 1, memory_order_release);
+}
+
 int weft_pq_load(char *why, size_t why_size)
 {
     if (weft_pq_loaded())
@@ -54,8 +60,7 @@ int weft_pq_load(char *why, size_t why_size)
 #define WEFT_PQ_OPTIONAL_RESOLVE(f) api.f = (__typeof__(f) *)dlsym(h, #f);
     WEFT_PQ_OPTIONAL(WEFT_PQ_OPTIONAL_RESOLVE)
 #undef WEFT_PQ_OPTIONAL_RESOLVE
-    weft_pq = api;
-    atomic_store_explicit(&loaded, 1, memory_order_release);
+    weft_pq_install(&api);
     int v = weft_pq_version();
     /* Which paths this server takes, once: they change its system calls and threads. */
     weft_log_info("database: libpq %d.%d loaded; pipelined statements: %s; cancelling a running statement: %s",

@@ -112,6 +112,15 @@ int weft_db_needed(const weft_db_cfg *cfg);
  */
 int weft_pq_load(char *why, size_t why_size);
 
+/**
+ * Installs `api` as the loaded libpq instead of dlopen()ing libpq.so.5: the
+ * seam of db/'s unit tests (tests/support/fakepq.c, a double of libpq whose
+ * connections are socketpairs the test answers on). The server never calls
+ * it. Before any database use; the optional slots decide the paths taken,
+ * as dlsym's findings do (NULL: libpq 15's).
+ */
+void weft_pq_install(const weft_pq_api *api);
+
 /** Whether libpq is loaded (any thread; set before any generation using it serves). */
 int weft_pq_loaded(void);
 
