@@ -4,6 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "dispatch/dispatch.h"
 #include "dispatch/workpool.h"
@@ -12,14 +16,78 @@
 static h2o_globalconf_t globalconf;
 static h2o_hostconf_t *no_hosts[1];
 static int loops_started;
+static int (*test_on_req)(h2o_handler_t *self, h2o_req_t *req);
 
 void wt_loops_hook(const weft_loop_hook *hook) { weft_loop_add_hook(hook); }
+
+void wt_loops_handler(int (*on_req)(h2o_handler_t *self, h2o_req_t *req)) { test_on_req = on_req; }
+
+/* h2o keeps the accept context's context and hosts for the connection's life. */
+static h2o_accept_ctx_t accept_ctx;
+static h2o_socket_t *listener; /* loop `listener_loop`'s */
+static int listener_loop, listener_port;
+
+static void on_accept(h2o_socket_t *l, const char *err)
+{
+    h2o_socket_t *sock;
+    if (err == NULL && (sock = h2o_evloop_socket_accept(l)) != NULL)
+        h2o_accept(&accept_ctx, sock);
+}
+
+static void listen_on_loop(void *arg)
+{
+    int fd = *(int *)arg;
+    accept_ctx = (h2o_accept_ctx_t){.ctx = &weft_loop_current->ctx, .hosts = globalconf.hosts};
+    listener = h2o_evloop_socket_create(weft_loop_current->evloop, fd, H2O_SOCKET_FLAG_DONT_READ);
+    h2o_socket_read_start(listener, on_accept);
+}
+
+static void unlisten_on_loop(void *arg)
+{
+    (void)arg;
+    h2o_socket_read_stop(listener);
+    h2o_socket_close(listener);
+    listener = NULL;
+}
+
+/* Loopback TCP, not a socketpair: the server sees an IP peer (127.0.0.1), as http/client_addr.c needs. */
+int wt_h1_listen(int i)
+{
+    if (listener != NULL)
+        return listener_port;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(listen(fd, 16), 0);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    listener_loop = i;
+    listener_port = ntohs(a.sin_port);
+    wt_on_loop(i, listen_on_loop, &fd);
+    return listener_port;
+}
+
+int wt_h1_connect(int i)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                            .sin_port = htons((uint16_t)wt_h1_listen(i))};
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(c, 0);
+    cr_assert_eq(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+    return c;
+}
 
 void wt_loops_start(int n)
 {
     h2o_config_init(&globalconf);
     /* h2o wants a host on every context, even one that never accepts. */
-    h2o_config_register_host(&globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    h2o_hostconf_t *host = h2o_config_register_host(&globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    if (test_on_req != NULL) {
+        h2o_handler_t *h = h2o_create_handler(h2o_config_register_path(host, "/", 0), sizeof(*h));
+        h->on_req = test_on_req;
+        h->supports_request_streaming = 1;
+    }
     weft_dispatch_attach(64 * 1024);
     weft_loops_conf conf = {.h2o = &globalconf, .main_hosts = no_hosts, .admin_hosts = no_hosts, .admin_fd = -1,
                             .fds = NULL, .n_listen = 0, .tls = NULL, .max_connections = 100};
@@ -32,6 +100,8 @@ void wt_loops_stop(void)
     if (!loops_started)
         return;
     loops_started = 0;
+    if (listener != NULL)
+        wt_on_loop(listener_loop, unlisten_on_loop, NULL);
     weft_loops_stop(10);
     cr_assert_eq(weft_loops_join(), 0, "a loop abandoned requests at its deadline");
     weft_loops_free();

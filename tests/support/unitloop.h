@@ -21,6 +21,19 @@ void wt_loops_hook(const weft_loop_hook *hook);
 void wt_loops_start(int n);
 /** Stops (waiting for in-flight requests), joins and frees the loops; asserts none abandoned work. */
 void wt_loops_stop(void);
+/**
+ * Serves `on_req` (an h2o handler, loop thread; it may take streamed bodies)
+ * on every path of the loops' h2o host, for tests that speak HTTP to a loop
+ * through wt_h1_connect (before wt_loops_start).
+ */
+void wt_loops_handler(int (*on_req)(h2o_handler_t *self, h2o_req_t *req));
+/**
+ * A loopback TCP port where loop i's h2o accepts HTTP/1 connections (one
+ * listener per process, on the first loop asked; closed by wt_loops_stop).
+ */
+int wt_h1_listen(int i);
+/** A connection to wt_h1_listen(i): the test's end, a blocking socket. */
+int wt_h1_connect(int i);
 /** Runs fn(arg) on loop i's thread and waits until it returned. */
 void wt_on_loop(int i, void (*fn)(void *arg), void *arg);
 
