@@ -13,17 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "h2attack.h"
 #include "harness.h"
-
-static int tls_port(const wt_server *s)
-{
-    char *log = wt_read_log(s);
-    const char *p = strstr(log, "listening on https://127.0.0.1:");
-    cr_assert_not_null(p, "%s", log);
-    int port = atoi(p + strlen("listening on https://127.0.0.1:"));
-    free(log);
-    return port;
-}
 
 /* Whether the last run_client saw GOAWAY. */
 static int last_goaway;
@@ -31,28 +22,18 @@ static int last_goaway;
 /* Runs the client; returns whether weft closed the connection (or sent GOAWAY). */
 static int run_client(int port, const char *path, int n, const char *mode, int *sent, double *ms)
 {
-    char cmd[512], line[256] = "";
-    snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/support/rapid_reset.py %d %s %d %s", WEFT_SOURCE_DIR, port,
-             path, n, mode);
-    FILE *c = popen(cmd, "r");
-    cr_assert_not_null(c);
-    if (fgets(line, sizeof(line), c) == NULL)
-        line[0] = '\0';
-    cr_assert_eq(pclose(c), 0, "rapid_reset.py failed: %s", line);
-    int closed = 0;
-    cr_assert_eq(sscanf(line, "sent=%d closed=%d ms=%lf goaway=%d", sent, &closed, ms, &last_goaway), 4, "%s", line);
-    return closed;
+    wt_h2_run run;
+    wt_h2_streams(port, path, n, mode, &run);
+    *sent = run.sent;
+    *ms = run.ms;
+    last_goaway = run.goaway;
+    return run.closed;
 }
 
 static void start_tls(wt_server *s, const char *limits)
 {
     wt_write_conf(s, "# placeholder\n");
-    char cmd[1024];
-    snprintf(cmd, sizeof(cmd),
-             "cd %s && openssl req -x509 -newkey rsa:2048 -nodes -keyout server.key -out server.crt -days 2 "
-             "-subj /CN=localhost >/dev/null 2>&1",
-             s->dir);
-    cr_assert_eq(system(cmd), 0, "openssl");
+    wt_tls_cert(s->dir);
     char conf[2048];
     snprintf(conf, sizeof(conf),
              "threads = 2; admin = false; %s\n"
@@ -81,7 +62,7 @@ ParameterizedTest(route_param *p, abuse, rapid_reset_closes_the_connection_and_c
 {
     wt_server s = {0};
     start_tls(&s, "");
-    int port = tls_port(&s);
+    int port = wt_tls_port(&s);
     double cpu0 = wt_cpu_seconds(s.pid);
     int sent = 0;
     double client_ms = 0;
@@ -133,7 +114,7 @@ Test(abuse, inflight_cap_closes_the_connection, .timeout = 60)
     start_tls(&s, "limits = { max_inflight_per_conn = 5; };");
     int sent = 0;
     double ms = 0;
-    int closed = run_client(tls_port(&s), "/coroutine/delay", 10, "keep", &sent, &ms);
+    int closed = run_client(wt_tls_port(&s), "/coroutine/delay", 10, "keep", &sent, &ms);
     cr_expect(closed, "10 concurrent requests on a connection capped at 5");
     cr_expect(last_goaway, "with GOAWAY");
     cr_expect_eq(wt_metric(&s, "weft_connections_closed_abuse_total"), 1);
@@ -154,7 +135,7 @@ Test(abuse, drain_sends_goaway_and_finishes_the_stream, .timeout = 60)
     start_tls(&s, "");
     char cmd[512];
     snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/support/h2_drain.py %d /coroutine/delay", WEFT_SOURCE_DIR,
-             tls_port(&s));
+             wt_tls_port(&s));
     FILE *c = popen(cmd, "r");
     cr_assert_not_null(c);
     char line[256] = "";
@@ -185,7 +166,7 @@ static void bomb(wt_server *s, int copies, const char *want, int goaway)
     long rss0 = wt_rss_kib(s->pid);
     char cmd[512], line[256] = "";
     snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/support/hpack_bomb.py %d /pool/cpu 30 %d", WEFT_SOURCE_DIR,
-             tls_port(s), copies);
+             wt_tls_port(s), copies);
     FILE *c = popen(cmd, "r");
     cr_assert_not_null(c);
     if (fgets(line, sizeof(line), c) == NULL)

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "h2attack.h"
 #include "harness.h"
 
 static wt_server srv;
@@ -520,4 +521,62 @@ Test(static_files, a_file_swapped_for_a_symlink_out_is_refused_once_the_loop_for
         usleep(5000);
     }
     curl_easy_cleanup(c);
+}
+
+/* ---- the connection's abuse budget (http/admit.c), as for a plugin ---- */
+
+/* A server of its own with a TLS listener (HTTP/2 by ALPN) serving the
+ * suite's directory, under `limits`; its TLS port. */
+static int start_tls_static(wt_server *s, const char *limits)
+{
+    wt_write_conf(s, "#\n");
+    wt_tls_cert(s->dir);
+    wt_startf(s,
+              "threads = 2; admin = false; limits = { %s };\n"
+              "listen = ( \"127.0.0.1:0\", { address = \"127.0.0.1:0\"; tls = { certificate = \"server.crt\"; "
+              "key = \"server.key\"; }; } );\n"
+              "routes = ( { path = \"/s\"; static = { dir = \"%s\"; }; } );\n",
+              limits, www);
+    return wt_tls_port(s);
+}
+
+/* rapid_reset.py's `n` streams of `path` (reset, or "keep": left unread):
+ * whether weft ended the connection with GOAWAY. */
+static int h2_client(int port, const char *path, int n, const char *keep)
+{
+    wt_h2_run run;
+    wt_h2_streams(port, path, n, keep, &run);
+    cr_log_info("%s x%d %s: sent %d, closed %d, goaway %d", path, n, keep, run.sent, run.closed, run.goaway);
+    return run.closed && run.goaway;
+}
+
+static void assert_closed_for(wt_server *s, const char *limit)
+{
+    cr_assert_eq(wt_metric(s, "weft_connections_closed_abuse_total"), 1);
+    char *log = wt_read_log(s);
+    cr_assert(strstr(log, limit) != NULL, "no line naming %s:\n%s", limit, log);
+    free(log);
+    /* Every download the connection started has ended (released at close). */
+    wt_await_metric(s, "weft_inflight_requests", 0, 0, 10000);
+    wt_finish(s);
+}
+
+Test(static_files, downloads_left_unread_count_in_the_connection_s_work_in_flight)
+{
+    wt_server s = {0};
+    int port = start_tls_static(&s, "max_inflight_per_conn = 5;");
+    /* Ten streams of a 1 MiB file stall at HTTP/2's 64 KiB window: past
+     * five in flight on one connection, it is closed like a plugin's. */
+    cr_assert(h2_client(port, "/s/big.bin", 10, "keep"), "10 downloads in flight on a connection capped at 5");
+    assert_closed_for(&s, "limits.max_inflight_per_conn");
+}
+
+Test(static_files, streams_reset_before_their_file_was_sent_are_charged)
+{
+    wt_server s = {0};
+    int port = start_tls_static(&s, "max_resets = 50;");
+    /* HEADERS then RST_STREAM, over and over: each stream's file was not
+     * all sent, so each counts against limits.max_resets. */
+    cr_assert(h2_client(port, "/s/big.bin", 20000, ""), "a Rapid Reset on a static file must close the connection");
+    assert_closed_for(&s, "limits.max_resets");
 }
