@@ -21,6 +21,9 @@
 #                  the defaults, plus the builds (~1 minute when incremental).
 #   PORT_OLD       the commit before the port (default 0788fec). It builds
 #                  only against Debian's libh2o-evloop-dev 2.2.5.
+#   PORT_ONLY      an extended regex: only the rows whose "workload/policy/conns"
+#                  (idle RSS: "idle") matches run, e.g. PORT_ONLY=^cpu/ to look
+#                  again at one row; the section is then printed, never written
 #   PORT_ROUNDS    old-new-new-old rounds per row (default 1; 2 on a loaded
 #                  machine gives 4 runs per side and takes ~17 minutes)
 #   WEFT_BUILD     the current tree's build directory (default <repo>/build-bench)
@@ -183,6 +186,7 @@ BAD=""
 # row NAME POLICY CONNS KIND PATH [SCRIPT]
 row() {
     local name=$1 policy=$2 conns=$3 kind=$4 path=$5 script=${6:-} r tag old="" new=""
+    [[ -z ${PORT_ONLY:-} || $name/$policy/$conns =~ $PORT_ONLY ]] || return 0
     log "$name / $policy / $conns: old and new, $ROUNDS × 2 runs of ${SECS}s each"
     for ((r = 0; r < ROUNDS; r++)); do
         for tag in old new new old; do
@@ -228,6 +232,7 @@ done
 
 # Idle RSS: bench/rss_idle.sh (etc/weft.conf of each tree without its persons
 # routes, no PG* variable) on each binary, old and new alternating, 3 each.
+if [[ -z ${PORT_ONLY:-} || idle =~ $PORT_ONLY ]]; then
 log "idle RSS (bench/rss_idle.sh), old and new alternating"
 idle() { # RSS_IDLE_SH WEFT — "rss anon file" in KiB
     "$1" "$2" | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } print v["rss_kib"], v["anon_kib"], v["file_kib"] }'
@@ -246,6 +251,7 @@ rss_verdict=$(awk -v o="$om" -v n="$nm" 'BEGIN { print (n > 1.1 * o && n - o > 1
 mib() { awk -v m="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.1f (%.1f–%.1f)", m / 1024, a / 1024, b / 1024 }'; }
 med_mib() { stats "$@" | awk '{ printf "%.1f", $1 / 1024 }'; }
 ROWS+="| idle RSS MiB (bench/rss_idle.sh, 3 each) | – | – | $(mib "$om" "$omin" "$omax") | $(mib "$nm" "$nmin" "$nmax") | $(awk -v a="$nm" -v b="$om" 'BEGIN { printf "%.2f", a / b }') | – | – | anon $(med_mib "${ao[@]}") / $(med_mib "${an[@]}"), file $(med_mib "${fo[@]}") / $(med_mib "${fn[@]}") | – | $rss_verdict |"$'\n'
+fi
 LOAD_AFTER=$(uptime | sed 's/.*load average: //')
 RUN_S=$(($(date +%s) - t_run))
 
@@ -273,7 +279,9 @@ Rows worse beyond noise: $([[ -n $BAD ]] && echo "$BAD" || echo none).
 _$(date -u +%Y-%m-%dT%H:%MZ), \`BENCH_SECONDS=$SECS PORT_ROUNDS=$ROUNDS bench/port.sh --write\`._
 $END_MARK"
 printf '%s\n' "$SECTION"
-if ((WRITE)); then
+if ((WRITE)) && [[ -n ${PORT_ONLY:-} ]]; then
+    log "PORT_ONLY=$PORT_ONLY: some rows only, so $DOC is left as it is"
+elif ((WRITE)); then
     replace_section "$DOC" "$BEGIN_MARK" "$END_MARK" "$SECTION"
     log "wrote $DOC"
 fi
