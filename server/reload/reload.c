@@ -1,6 +1,7 @@
 #include "reload/reload.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,9 +118,19 @@ static void log_diff(const weft_generation *old, const weft_generation *cur)
                   cur->n_routes, added, removed, changed);
 }
 
+/* One reload's swap across the loops: the last loop to take the new
+ * generation says so, since "generation N serving" is logged when the
+ * messages are posted, before any loop has acted on its own. */
+typedef struct swap_round {
+    atomic_int left;
+    unsigned long id;
+    int loops;
+} swap_round;
+
 typedef struct swap_msg {
     weft_msg m;
     weft_generation *gen;
+    swap_round *round;
 } swap_msg;
 
 static void on_swap(weft_msg *m)
@@ -129,6 +140,12 @@ static void on_swap(weft_msg *m)
     weft_generation *old = weft_generation_of_loop(L);
     weft_generation_set_loop(L, s->gen); /* new requests on this loop use it from now on */
     weft_loop_use_tls(L, (SSL_CTX *const *)s->gen->tls); /* new handshakes get the new certificates */
+    swap_round *round = s->round;
+    if (atomic_fetch_sub_explicit(&round->left, 1, memory_order_acq_rel) == 1) {
+        weft_log_info("generation %lu serves on every loop (%d): no new request starts on an older one", round->id,
+                      round->loops);
+        free(round);
+    }
     free(s);
     weft_generation_release(old);
 }
@@ -180,7 +197,8 @@ int weft_reload(weft_reload_kind kind, const char *why)
     /* Every message is allocated before the first is posted, so running
      * out of memory refuses the reload instead of swapping only some loops. */
     int n = weft_loop_count();
-    swap_msg **msgs = calloc((size_t)n + 1, sizeof(*msgs));
+    swap_round *round = calloc(1, sizeof(*round));
+    swap_msg **msgs = round != NULL ? calloc((size_t)n + 1, sizeof(*msgs)) : NULL;
     for (int t = 0; msgs != NULL && t < n; t++)
         if ((msgs[t] = calloc(1, sizeof(**msgs))) == NULL) {
             for (int k = 0; k < t; k++)
@@ -189,16 +207,23 @@ int weft_reload(weft_reload_kind kind, const char *why)
             msgs = NULL;
         }
     if (msgs == NULL) {
+        free(round);
         weft_errors_add(&errs, "%s: out of memory swapping in generation %lu", cfg->path, gen->id);
         weft_generation_release(gen);
         refuse(why, &errs);
         return -1;
     }
+    atomic_init(&round->left, n);
+    round->id = gen->id;
+    round->loops = n;
     for (int t = 0; t < n; t++) {
         weft_generation_retain(gen);
         msgs[t]->gen = gen;
+        msgs[t]->round = round;
         weft_loop_post(weft_loop_at(t), &msgs[t]->m, on_swap);
     }
+    if (n == 0)
+        free(round);
     free(msgs);
     serving = gen;
     weft_generation_start_timers(gen);
