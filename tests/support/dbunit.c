@@ -14,6 +14,8 @@
 
 static wt_route rt;
 static weft_db_cfg cfg;
+static int in_tx; /* the statement runs between db_begin and db_commit */
+static int statement_timeout_ms = 60000;
 
 static const char *param_of(const weft_req *r) { return strrchr(r->path, '/') + 1; }
 
@@ -25,14 +27,63 @@ static void answer(weft_req *r, int rc, weft_result *res)
     weft_db_host_result_free(res);
 }
 
+/* "begin=B " + the statement's body + " commit=C" (the statement and the commit only after a BEGIN that worked). */
+static void answer_tx(weft_req *r, int begin, int rc, weft_result *res, int commit)
+{
+    weft_request_res_printf(r, "begin=%d ", begin);
+    answer(r, rc, res);
+    weft_request_res_printf(r, " commit=%d", commit);
+}
+
 static int query_blocking(weft_req *r, void *state)
 {
     (void)state;
     const char *params[] = {param_of(r)};
     weft_result *res = NULL;
-    int rc = weft_db_host_db_query(r, "SELECT $1", 1, params, &res);
-    answer(r, rc, res);
+    if (!in_tx) {
+        int rc = weft_db_host_db_query(r, "SELECT $1", 1, params, &res);
+        answer(r, rc, res);
+        return WEFT_OK;
+    }
+    int begin = weft_db_tx_db_begin(r, WEFT_READ_COMMITTED);
+    int rc = begin == WEFT_OK ? weft_db_host_db_query(r, "SELECT $1", 1, params, &res) : begin;
+    int commit = begin == WEFT_OK ? weft_db_tx_db_commit(r) : begin;
+    answer_tx(r, begin, rc, res, commit);
     return WEFT_OK;
+}
+
+/* The reactive transaction: begin, statement and commit, each from the last one's callback. */
+typedef struct tx_steps {
+    int begin, rc;
+    weft_result *res;
+} tx_steps;
+
+static void on_tx_commit(weft_req *r, void *arg, int rc)
+{
+    tx_steps *t = arg;
+    answer_tx(r, t->begin, t->rc, t->res, rc);
+    weft_dispatch_done(r, WEFT_OK);
+}
+
+static void on_tx_result(weft_req *r, void *arg, int rc, weft_result *res)
+{
+    tx_steps *t = arg;
+    t->rc = rc;
+    t->res = res;
+    weft_db_tx_db_commit_async(r, on_tx_commit, t);
+}
+
+static void on_tx_begin(weft_req *r, void *arg, int rc)
+{
+    tx_steps *t = arg;
+    t->begin = rc;
+    if (rc != WEFT_OK) {
+        answer_tx(r, rc, rc, NULL, rc);
+        weft_dispatch_done(r, WEFT_OK);
+        return;
+    }
+    const char *params[] = {param_of(r)};
+    weft_db_host_db_query_async(r, "SELECT $1", 1, params, on_tx_result, t);
 }
 
 static void on_result(weft_req *r, void *arg, int rc, weft_result *res)
@@ -45,6 +96,12 @@ static void on_result(weft_req *r, void *arg, int rc, weft_result *res)
 static int query_reactive(weft_req *r, void *state)
 {
     (void)state;
+    if (in_tx) {
+        tx_steps *t = weft_req_alloc(r, sizeof(*t));
+        cr_assert_not_null(t);
+        weft_db_tx_db_begin_async(r, WEFT_READ_COMMITTED, on_tx_begin, t);
+        return WEFT_AGAIN;
+    }
     const char *params[] = {param_of(r)};
     weft_db_host_db_query_async(r, "SELECT $1", 1, params, on_result, NULL);
     return WEFT_AGAIN;
@@ -53,11 +110,15 @@ static int query_reactive(weft_req *r, void *state)
 static const weft_plugin querier = {WEFT_PLUGIN_HEADER, .name = "querier", .handle = query_blocking,
                                     .handle_async = query_reactive};
 
+void wt_db_transactions(int on) { in_tx = on; }
+
+void wt_db_statement_timeout(int ms) { statement_timeout_ms = ms; }
+
 void wt_db_start(int policy, int pool_connections, int libpq17)
 {
     wt_pq_install(libpq17);
     cfg = (weft_db_cfg){.conninfo = "weft_unit", .pool_connections = pool_connections, .loop_connections = 1,
-                        .statement_timeout_ms = 60000, .connect_timeout_s = 5, .tx_connections = 1,
+                        .statement_timeout_ms = statement_timeout_ms, .connect_timeout_s = 5, .tx_connections = 1,
                         .tx_wait_ms = 1000, .configured = 1};
     wt_route_init(&rt, &querier, policy, 4, 16);
     rt.route.db_cfg = &cfg;

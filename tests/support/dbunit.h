@@ -5,7 +5,9 @@
  * "rc=RC value=VALUE" (VALUE "-" without a row): a blocking call under
  * pool and coroutine, db_query_async under reactive. The route's database
  * settings have one loop connection, `pool_connections` blocking ones and
- * a statement timeout far beyond any test.
+ * a statement timeout far beyond any test (wt_db_statement_timeout). With wt_db_transactions(1) the
+ * statement runs inside db_begin/db_commit (their _async forms under
+ * reactive), and the body is "begin=B rc=RC value=VALUE commit=C".
  */
 #ifndef WEFT_TEST_DBUNIT_H
 #define WEFT_TEST_DBUNIT_H
@@ -15,6 +17,10 @@
 #include "request/request.h"
 #include "unitloop.h"
 
+/** The settings' statement_timeout_ms (before wt_db_start; default 60000). */
+void wt_db_statement_timeout(int ms);
+/** Whether the route's statement runs in a transaction (before wt_db_start; default 0). */
+void wt_db_transactions(int on);
 /** Installs the double (libpq 17 or 15), then starts a loop serving the route under `policy`. */
 void wt_db_start(int policy, int pool_connections, int libpq17);
 /** A request `id` of the route whose statement's parameter is `param`; started at once unless `start` is 0. */

@@ -19,6 +19,7 @@
 struct pg_result {
     ExecStatusType status;
     int ntuples;
+    char cmd_status[16]; /* "SELECT 1", "BEGIN", "COMMIT", "ROLLBACK" */
     char value[64];
     char sqlstate[6];
     char message[128];
@@ -32,6 +33,8 @@ typedef struct cmd {
     int written;   /* flushed to the server */
     int cancelled; /* a cancel request reached the server while it ran */
     int fail;
+    int hang; /* its parameter is "hang": only a cancel or a drop ends it */
+    char verb[16]; /* the first word of its SQL */
     char value[64];
 } cmd;
 
@@ -48,6 +51,8 @@ struct pg_conn {
     int pipeline;
     int established; /* counted in WT_PQ_OPEN */
     cmd *cmds;       /* sent and not answered, in order */
+    char names[32][16], verbs[32][16]; /* prepared statements: name -> the first word of their SQL */
+    int n_prepared;
     item *items, **items_tail; /* answered, for PQgetResult */
     char error[128];
 };
@@ -65,6 +70,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static PGconn *conns;
 static int next_id, refusing, answering_all, credit, libpq_version;
 static int counts[WT_PQ_N];
+static char verbs_written[1024]; /* the statements written, by their first word */
 
 /* ---- the server side (mu held) ---- */
 
@@ -110,10 +116,14 @@ static void answer(PGconn *c, cmd *k)
             r = error_result("57014", "canceling statement due to user request");
         else if (k->fail)
             r = error_result("42P01", "relation \"missing\" does not exist");
-        else {
+        else if (strcmp(k->verb, "SELECT") == 0) {
             r = result_new(PGRES_TUPLES_OK);
             r->ntuples = 1;
+            snprintf(r->cmd_status, sizeof(r->cmd_status), "SELECT 1");
             snprintf(r->value, sizeof(r->value), "%s", k->value);
+        } else {
+            r = result_new(PGRES_COMMAND_OK); /* BEGIN, COMMIT, ROLLBACK: their tag */
+            snprintf(r->cmd_status, sizeof(r->cmd_status), "%s", k->verb);
         }
         push(c, r);
         push(c, NULL);
@@ -131,7 +141,7 @@ static void pump(PGconn *c)
     while (c->cmds != NULL && c->cmds->written && c->fd[1] >= 0) {
         cmd *k = c->cmds;
         if (k->kind == CMD_EXEC && !k->cancelled) {
-            if (!answering_all && credit == 0)
+            if (k->hang || (!answering_all && credit == 0))
                 break;
             if (!answering_all)
                 credit--;
@@ -159,7 +169,16 @@ static void append(PGconn *c, cmd *k)
     *pp = k;
 }
 
-static int send_cmd(PGconn *c, int kind, const char *value)
+/* The first word of the SQL prepared as `name` on c (mu held). */
+static const char *verb_of(const PGconn *c, const char *name)
+{
+    for (int i = 0; i < c->n_prepared; i++)
+        if (strcmp(c->names[i], name) == 0)
+            return c->verbs[i];
+    return "?";
+}
+
+static int send_cmd(PGconn *c, int kind, const char *name, const char *value)
 {
     pthread_mutex_lock(&mu);
     int ok = c->status == CONNECTION_OK;
@@ -167,9 +186,12 @@ static int send_cmd(PGconn *c, int kind, const char *value)
         cmd *k = calloc(1, sizeof(*k));
         cr_assert_not_null(k);
         k->kind = kind;
+        if (kind == CMD_EXEC)
+            snprintf(k->verb, sizeof(k->verb), "%s", verb_of(c, name));
         if (value != NULL) {
             snprintf(k->value, sizeof(k->value), "%s", value);
             k->fail = strcmp(value, "fail") == 0;
+            k->hang = strcmp(value, "hang") == 0;
         }
         append(c, k);
     }
@@ -318,18 +340,23 @@ static int f_PQenterPipelineMode(PGconn *c)
 
 static int f_PQsendPrepare(PGconn *c, const char *name, const char *query, int n, const Oid *types)
 {
-    (void)name, (void)query, (void)n, (void)types;
+    (void)n, (void)types;
     pthread_mutex_lock(&mu);
     counts[WT_PQ_PREPARED]++;
+    if (c->n_prepared < 32) {
+        snprintf(c->names[c->n_prepared], sizeof(c->names[0]), "%s", name);
+        snprintf(c->verbs[c->n_prepared], sizeof(c->verbs[0]), "%.*s", (int)strcspn(query, " "), query);
+        c->n_prepared++;
+    }
     pthread_mutex_unlock(&mu);
-    return send_cmd(c, CMD_PREPARE, NULL);
+    return send_cmd(c, CMD_PREPARE, name, NULL);
 }
 
 static int f_PQsendQueryPrepared(PGconn *c, const char *name, int n, const char *const *values, const int *lengths,
                                  const int *formats, int result_format)
 {
-    (void)name, (void)lengths, (void)formats, (void)result_format;
-    return send_cmd(c, CMD_EXEC, n > 0 && values[0] != NULL ? values[0] : "");
+    (void)lengths, (void)formats, (void)result_format;
+    return send_cmd(c, CMD_EXEC, name, n > 0 && values[0] != NULL ? values[0] : "");
 }
 
 /* Everything buffered goes to the server, in one write. */
@@ -340,7 +367,11 @@ static int f_PQflush(PGconn *c)
     for (cmd *k = c->cmds; k != NULL; k = k->next)
         if (!k->written) {
             k->written = any = 1;
-            statements += k->kind == CMD_EXEC;
+            if (k->kind == CMD_EXEC) {
+                statements++;
+                size_t at = strlen(verbs_written);
+                snprintf(verbs_written + at, sizeof(verbs_written) - at, "%s%s", at > 0 ? " " : "", k->verb);
+            }
         }
     if (statements > 0) {
         counts[WT_PQ_WRITES]++;
@@ -353,10 +384,10 @@ static int f_PQflush(PGconn *c)
     return rc;
 }
 
-static int f_PQsendPipelineSync(PGconn *c) { return send_cmd(c, CMD_SYNC, NULL); }
+static int f_PQsendPipelineSync(PGconn *c) { return send_cmd(c, CMD_SYNC, NULL, NULL); }
 
 /* libpq 15's: the Sync is sent at once. */
-static int f_PQpipelineSync(PGconn *c) { return send_cmd(c, CMD_SYNC, NULL) && f_PQflush(c) == 0; }
+static int f_PQpipelineSync(PGconn *c) { return send_cmd(c, CMD_SYNC, NULL, NULL) && f_PQflush(c) == 0; }
 
 /* ---- receiving ---- */
 
@@ -409,7 +440,7 @@ static int f_PQnfields(const PGresult *r) { return r->ntuples > 0; }
 static char *f_PQfname(const PGresult *r, int col) { return (void)r, col == 0 ? "value" : NULL; }
 static char *f_PQgetvalue(const PGresult *r, int row, int col) { return (void)row, (void)col, (char *)r->value; }
 static int f_PQgetisnull(const PGresult *r, int row, int col) { return (void)r, (void)row, (void)col, 0; }
-static char *f_PQcmdStatus(PGresult *r) { return r->status == PGRES_TUPLES_OK ? "SELECT 1" : ""; }
+static char *f_PQcmdStatus(PGresult *r) { return r->cmd_status; }
 static char *f_PQcmdTuples(PGresult *r) { return r->status == PGRES_TUPLES_OK ? "1" : ""; }
 
 static char *f_PQresultErrorField(const PGresult *r, int field)
@@ -488,6 +519,7 @@ void wt_pq_install(int libpq17)
     libpq_version = libpq17 ? 170000 : 150000;
     refusing = answering_all = credit = 0;
     memset(counts, 0, sizeof(counts));
+    verbs_written[0] = '\0';
     pthread_mutex_unlock(&mu);
     weft_pq_install(&api);
 }
@@ -542,4 +574,13 @@ void wt_pq_wait_count(int which, int n, double limit_ms)
         usleep(1000);
     cr_assert_geq(wt_pq_count(which), n, "fakepq counter %d: %d, not %d, within %.0f ms", which, wt_pq_count(which),
                   n, limit_ms);
+}
+
+const char *wt_pq_written_sql(void)
+{
+    static char copy[sizeof(verbs_written)];
+    pthread_mutex_lock(&mu);
+    memcpy(copy, verbs_written, sizeof(copy));
+    pthread_mutex_unlock(&mu);
+    return copy;
 }

@@ -9,9 +9,11 @@
  * the server answers statements (wt_pq_answer, or wt_pq_auto), drops every
  * connection (wt_pq_drop) or refuses new ones (wt_pq_refuse). Answering
  * writes a byte to the server end, so the loop wakes on its socket exactly
- * as it does for PostgreSQL's bytes. A statement's one row is its first
- * parameter; the parameter "fail" makes it fail (SQLSTATE 42P01); a
- * cancelled statement fails with 57014 as PostgreSQL's does.
+ * as it does for PostgreSQL's bytes. A SELECT's one row is its first
+ * parameter; BEGIN, COMMIT and ROLLBACK answer with their command tag; the
+ * parameter "fail" makes a statement fail (SQLSTATE 42P01), "hang" makes
+ * it run until it is cancelled (or its connection dropped); a cancelled
+ * statement fails with 57014 as PostgreSQL's does.
  *
  * libpq 15 or 17 is chosen at install: with 17 the table has
  * PQsendPipelineSync and PQcancelCreate/Start/Poll (db/ then batches a
@@ -51,5 +53,7 @@ enum {
 int wt_pq_count(int which);
 /** Waits until counter `which` reaches `n` (fails the test after limit_ms). */
 void wt_pq_wait_count(int which, int n, double limit_ms);
+/** The statements written so far, by the first word of their SQL: "BEGIN SELECT ROLLBACK" (a static copy). */
+const char *wt_pq_written_sql(void);
 
 #endif

@@ -6,7 +6,10 @@
  * a connection fails the statements in flight on it with WEFT_UNAVAILABLE
  * (503), and the connection comes back by itself for later requests; a
  * database that refuses connections answers WEFT_UNAVAILABLE at once
- * (never a wait, never a blocking call on the loop) until it is back.
+ * (never a wait, never a blocking call on the loop) until it is back; a
+ * connection whose statement gets no answer at all (not even the server's
+ * statement_timeout) is reset 1 s past statement_timeout_ms: the statement
+ * answers WEFT_TIMEOUT and a new connection serves the next one.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -21,6 +24,17 @@
 
 TestSuite(db_reconnect, .fini = wt_db_stop, .timeout = 60);
 
+/* After the loop's connection failed: it reconnects by itself (after its backoff) and request `id` gets its row. */
+static void reconnected_serves(int id, const char *value)
+{
+    wt_pq_wait_count(WT_PQ_CONNECTS, 2, 5000);
+    wt_pq_auto(1);
+    wt_db_req(id, value, 1);
+    const wt_done *d = wt_wait_done(id, 5000);
+    wt_db_expect(&d[id - 1], WEFT_OK, value);
+    cr_assert_eq(wt_pq_count(WT_PQ_OPEN), 1, "the broken connection was closed");
+}
+
 /* Two statements in flight on the loop's connection when the server drops it. */
 static void check_dropped(int policy)
 {
@@ -32,12 +46,7 @@ static void check_dropped(int policy)
     const wt_done *d = wt_wait_done(2, 5000);
     wt_db_expect(&d[0], WEFT_UNAVAILABLE, NULL);
     wt_db_expect(&d[1], WEFT_UNAVAILABLE, NULL);
-    wt_pq_wait_count(WT_PQ_CONNECTS, 2, 5000); /* the loop reconnects by itself, after its backoff */
-    wt_pq_auto(1);
-    wt_db_req(3, "c", 1);
-    d = wt_wait_done(3, 5000);
-    wt_db_expect(&d[2], WEFT_OK, "c");
-    cr_assert_eq(wt_pq_count(WT_PQ_OPEN), 1, "the broken connection was closed");
+    reconnected_serves(3, "c");
     wt_db_stop();
 }
 
@@ -109,3 +118,22 @@ Test(db_reconnect, a_dropped_pool_connection_fails_its_statement_and_a_new_one_i
     cr_assert_eq(wt_pq_count(WT_PQ_BLOCKING_ON_LOOP), 0, "connects happen on the worker, never on the loop");
     wt_db_stop();
 }
+
+/* The server never answers (a hung connection): the client-side backstop ends it and resets the connection. */
+static void check_hung(int policy)
+{
+    wt_db_statement_timeout(200); /* the backstop: 1.2 s */
+    wt_db_start(policy, 0, 1);
+    wt_pq_auto(1);
+    double t0 = wt_now_ms();
+    wt_db_req(1, "hang", 1);
+    const wt_done *d = wt_wait_done(1, 10000);
+    double took = wt_now_ms() - t0;
+    wt_db_expect(&d[0], WEFT_TIMEOUT, NULL);
+    cr_assert_geq(took, 1200, "not before statement_timeout + 1 s (%.0f ms)", took);
+    reconnected_serves(2, "b"); /* the hung one was closed and replaced */
+    wt_db_stop();
+}
+
+Test(db_reconnect, a_hung_connection_times_out_a_coroutine_statement_and_is_reset) { check_hung(WEFT_DISPATCH_COROUTINE); }
+Test(db_reconnect, a_hung_connection_times_out_a_reactive_statement_and_is_reset) { check_hung(WEFT_DISPATCH_REACTIVE); }
