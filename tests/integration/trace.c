@@ -774,12 +774,14 @@ static void start_edge(void)
     char conf[8192];
     snprintf(conf, sizeof(conf),
              "threads = 2;\n" WT_LISTEN "\n"
-             "pools = ( { name = \"default\"; size = 4; queue = 100; } );\n"
+             "pools = ( { name = \"default\"; size = 4; queue = 100; }, { name = \"tiny\"; size = 1; queue = 0; } );\n"
              "trace = { otlp_endpoint = \"http://127.0.0.1:%d/v1/traces\"; batch_interval_ms = 50; };\n"
              "routes = (\n" WT_EACH_POLICY("/limited", "reqinfo",
                                            " rate_limit = { per = \"client\"; requests = 1; per_s = 3600; };") ",\n"
              WT_EACH_POLICY("/small", "reqinfo", " methods = [\"POST\"]; max_body = 16;") ",\n"
              WT_EACH_POLICY("/cors", "reqinfo", " cors = { origins = [\"https://app.example\"]; };") ",\n"
+             "  { path = \"/tiny/delay\"; plugin = \"delay\"; dispatch = \"pool\"; pool = \"tiny\"; "
+             "options = { ms = 5000; }; },\n"
              "  { path = \"/files\"; static = { dir = \"%s\"; }; }\n);\n",
              col_port, dir);
     wt_start(&edge, conf);
@@ -871,4 +873,21 @@ Test(trace, without_an_endpoint_weft_s_own_answers_cost_no_trace)
     cr_assert(strlen(line) > 2 && strcmp(line + strlen(line) - 2, " -") == 0, "404 line: %s", line);
     free(line);
     wt_finish(&s);
+}
+
+Test(trace, a_full_pool_s_503_is_a_span_of_the_plugin_route)
+{
+    start_edge();
+    /* The tiny pool's only worker held by a request left unread (5 s, a
+     * margin a loaded machine cannot eat; closing it cancels the wait). */
+    int held = wt_send_get(&edge, "/tiny/delay");
+    wt_wait_metric(&edge, "weft_inflight_requests", 1, 10000);
+    char trace[33];
+    ask_done(trace, 8, 0, "GET", "/tiny/delay", NULL, NULL, 503);
+    close(held);
+    assert_span(trace, "a full pool", "GET", "/tiny/delay", "/tiny/delay", "plugin", "503");
+    json_t *spans;
+    cr_assert_str_eq(attr(wait_span(trace, &spans), "weft.policy"), "pool");
+    json_decref(spans);
+    wt_finish(&edge);
 }
