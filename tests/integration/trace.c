@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "rawhttp.h"
 
 static const char *const policies[] = {"pool", "coroutine", "reactive"};
 
@@ -774,6 +775,7 @@ static void start_edge(void)
     char conf[8192];
     snprintf(conf, sizeof(conf),
              "threads = 2;\n" WT_LISTEN "\n"
+             "limits = { request_timeout_ms = 2000; };\n" /* a body that pauses 1.5 s: 408 */
              "pools = ( { name = \"default\"; size = 4; queue = 100; }, { name = \"tiny\"; size = 1; queue = 0; } );\n"
              "trace = { otlp_endpoint = \"http://127.0.0.1:%d/v1/traces\"; batch_interval_ms = 50; };\n"
              "routes = (\n" WT_EACH_POLICY("/limited", "reqinfo",
@@ -831,6 +833,15 @@ Test(trace, weft_s_own_answers_have_spans_under_the_caller_s_parent_under_each_p
         snprintf(path, sizeof(path), "/%s/small", policies[p]);
         ask_done(trace, 3, p, "POST", path, NULL, "a body well over sixteen bytes", 413);
         assert_span(trace, "a body over max_body", "POST", path, path, "weft", "413");
+        /* 408: a body that stops half-way while weft collects it. */
+        char tp[128], head[256];
+        edge_trace(trace, tp, 9, p);
+        snprintf(head, sizeof(head), "POST %s HTTP/1.1\r\nHost: t\r\n%s\r\nContent-Length: 16\r\n\r\nhalf", path, tp);
+        wt_raw_resp raw;
+        wt_raw_send(edge.port, head, strlen(head), &raw, 20000);
+        cr_assert_eq(raw.status, 408, "%s: %s", path, raw.head != NULL ? raw.head : "(closed)");
+        wt_raw_free(&raw);
+        assert_span(trace, "a body that paused", "POST", path, path, "weft", "408");
         /* A CORS preflight, answered without the plugin. */
         snprintf(path, sizeof(path), "/%s/cors", policies[p]);
         ask_done(trace, 4, p, "OPTIONS", path, "Origin: https://app.example\nAccess-Control-Request-Method: GET", NULL,

@@ -17,10 +17,13 @@ static h2o_globalconf_t globalconf;
 static h2o_hostconf_t *no_hosts[1];
 static int loops_started;
 static int (*test_on_req)(h2o_handler_t *self, h2o_req_t *req);
+static void (*test_register)(h2o_pathconf_t *pathconf);
 
 void wt_loops_hook(const weft_loop_hook *hook) { weft_loop_add_hook(hook); }
 
 void wt_loops_handler(int (*on_req)(h2o_handler_t *self, h2o_req_t *req)) { test_on_req = on_req; }
+
+void wt_loops_register(void (*reg)(h2o_pathconf_t *pathconf)) { test_register = reg; }
 
 /* h2o keeps the accept context's context and hosts for the connection's life. */
 static h2o_accept_ctx_t accept_ctx;
@@ -83,7 +86,9 @@ void wt_loops_start(int n)
     h2o_config_init(&globalconf);
     /* h2o wants a host on every context, even one that never accepts. */
     h2o_hostconf_t *host = h2o_config_register_host(&globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
-    if (test_on_req != NULL) {
+    if (test_register != NULL) {
+        test_register(h2o_config_register_path(host, "/", 0));
+    } else if (test_on_req != NULL) {
         h2o_handler_t *h = h2o_create_handler(h2o_config_register_path(host, "/", 0), sizeof(*h));
         h->on_req = test_on_req;
         h->supports_request_streaming = 1;

@@ -27,6 +27,8 @@ void wt_loops_stop(void);
  * through wt_h1_connect (before wt_loops_start).
  */
 void wt_loops_handler(int (*on_req)(h2o_handler_t *self, h2o_req_t *req));
+/** Lets `reg` install the handlers of every path instead (e.g. http/'s weft_http_register; before wt_loops_start). */
+void wt_loops_register(void (*reg)(h2o_pathconf_t *pathconf));
 /**
  * A loopback TCP port where loop i's h2o accepts HTTP/1 connections (one
  * listener per process, on the first loop asked; closed by wt_loops_stop).
