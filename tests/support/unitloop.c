@@ -12,10 +12,12 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/workpool.h"
 #include "harness.h"
+#include "reload/generation.h"
 
 static h2o_globalconf_t globalconf;
 static h2o_hostconf_t *no_hosts[1];
-static int loops_started;
+static int loops_started, n_loops;
+static int generation_set; /* wt_loops_generation: cleared before the loops stop */
 static int (*test_on_req)(h2o_handler_t *self, h2o_req_t *req);
 static void (*test_register)(h2o_pathconf_t *pathconf);
 
@@ -98,12 +100,15 @@ void wt_loops_start(int n)
                             .fds = NULL, .n_listen = 0, .tls = NULL, .max_connections = 100};
     cr_assert_eq(weft_loops_start(n, &conf), 0, "cannot start %d loops", n);
     loops_started = 1;
+    n_loops = n;
 }
 
 void wt_loops_stop(void)
 {
     if (!loops_started)
         return;
+    if (generation_set)
+        wt_loops_generation(NULL); /* the test's: no loop releases it */
     loops_started = 0;
     if (listener != NULL)
         wt_on_loop(listener_loop, unlisten_on_loop, NULL);
@@ -111,6 +116,15 @@ void wt_loops_stop(void)
     cr_assert_eq(weft_loops_join(), 0, "a loop abandoned requests at its deadline");
     weft_loops_free();
     h2o_config_dispose(&globalconf);
+}
+
+static void set_generation(void *arg) { weft_generation_set_loop(weft_loop_current, arg); }
+
+void wt_loops_generation(weft_generation *g)
+{
+    for (int i = 0; i < n_loops; i++)
+        wt_on_loop(i, set_generation, g);
+    generation_set = g != NULL;
 }
 
 typedef struct call_msg {

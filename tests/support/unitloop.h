@@ -36,6 +36,13 @@ void wt_loops_register(void (*reg)(h2o_pathconf_t *pathconf));
 int wt_h1_listen(int i);
 /** A connection to wt_h1_listen(i): the test's end, a blocking socket. */
 int wt_h1_connect(int i);
+/**
+ * Makes every loop serve `g` (the test's, e.g. with a config and a router;
+ * NULL: none), as reload/ would; wt_loops_stop takes it away again. After
+ * wt_loops_start.
+ */
+struct weft_generation;
+void wt_loops_generation(struct weft_generation *g);
 /** Runs fn(arg) on loop i's thread and waits until it returned. */
 void wt_on_loop(int i, void (*fn)(void *arg), void *arg);
 

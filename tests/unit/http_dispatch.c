@@ -25,15 +25,10 @@
 static weft_config cfg;
 static weft_generation gen;
 static weft_router *router;
-static int item, items, gen_set; /* stand-ins for routes: the router hands back what it was given */
-
-static void set_gen(void *arg) { weft_generation_set_loop(weft_loop_current, arg); }
+static int item, items; /* stand-ins for routes: the router hands back what it was given */
 
 static void teardown(void)
 {
-    if (gen_set)
-        wt_on_loop(0, set_gen, NULL); /* the loop owns no generation of its own to release */
-    gen_set = 0;
     wt_loops_stop();
     weft_router_free(router);
     router = NULL;
@@ -60,8 +55,7 @@ static void start(void)
     gen.router = router;
     wt_loops_register(weft_http_register);
     wt_loops_start(1);
-    wt_on_loop(0, set_gen, &gen);
-    gen_set = 1;
+    wt_loops_generation(&gen);
 }
 
 static void expect(const char *method, const char *target, long status, const char *body_part, const char *allow)

@@ -24,15 +24,9 @@
 
 static weft_config cfg;
 static weft_generation gen;
-static int gen_set;
-
-static void set_gen(void *arg) { weft_generation_set_loop(weft_loop_current, arg); }
 
 static void teardown(void)
 {
-    if (gen_set)
-        wt_on_loop(0, set_gen, NULL); /* the loop owns no generation of its own to release */
-    gen_set = 0;
     wt_loops_stop();
 }
 
@@ -56,8 +50,7 @@ static void start(void)
     gen.cfg = &cfg;
     wt_loops_handler(on_req);
     wt_loops_start(1);
-    wt_on_loop(0, set_gen, &gen);
-    gen_set = 1;
+    wt_loops_generation(&gen);
 }
 
 /* Sends `raw` as it is and reads until the server closes. */
