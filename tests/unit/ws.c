@@ -13,13 +13,16 @@
  * frame layer: no close frame); a message past max_message
  * with 1009 (in one frame or across fragments); invalid UTF-8 text with
  * 1007; the close handshake in both directions; a client that vanishes
- * ends the handler with 1006.
+ * ends the handler with 1006; a silent peer is closed with 1001 after
+ * websocket.idle_timeout_s, and one that reads nothing while the handler
+ * sends is refused past its send queue bound and closed with 1008.
  */
 #include "ws/ws.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,12 +47,29 @@ static void teardown(void)
 
 TestSuite(ws, .fini = teardown, .timeout = 60);
 
-/* ---- the plugin: echo, "ping" makes it ping, "quit" makes it close with 4000 ---- */
+/* ---- the plugin: echo, "ping" makes it ping, "quit" makes it close with 4000,
+ * "flood" makes it send 1000-byte messages until a send is refused ---- */
+
+static atomic_int flood_rc, flood_sent;
+
+static void flood(weft_ws *ws)
+{
+    static const char chunk[1000];
+    int rc = WEFT_OK, n = 0;
+    while (rc == WEFT_OK && n < 100000) {
+        rc = weft_ws_ws_send(ws, WEFT_WS_BINARY, chunk, sizeof(chunk));
+        n += rc == WEFT_OK;
+    }
+    atomic_store(&flood_rc, rc); /* first: the test reads flood_rc once either is set */
+    atomic_store(&flood_sent, n);
+}
 
 static void reply(weft_ws *ws, int type, const void *data, size_t len)
 {
     char b[160];
-    if (type == WEFT_WS_PONG) {
+    if (type == WEFT_WS_TEXT && len == 5 && memcmp(data, "flood", 5) == 0) {
+        flood(ws);
+    } else if (type == WEFT_WS_PONG) {
         int n = snprintf(b, sizeof(b), "pong:%.*s", (int)len, (const char *)data);
         weft_ws_ws_send(ws, WEFT_WS_TEXT, b, (size_t)n);
     } else if (type == WEFT_WS_TEXT && len == 4 && memcmp(data, "quit", 4) == 0) {
@@ -237,11 +257,14 @@ static void expect_frame(int opcode, const char *payload)
     cr_assert_str_eq(f.data, payload);
 }
 
-/* The server's close frame with `code`; the client answers it, and the server closes the connection. */
-static void expect_close(int code)
+/* The server's close frame with `code` (after at most `skip` other frames); the client answers it, and the
+ * server closes the connection. */
+static void expect_close_after(int code, int skip)
 {
     rframe f;
     read_frame(&f);
+    while (f.opcode != 8 && skip-- > 0)
+        read_frame(&f);
     cr_assert_eq(f.opcode, 8, "a close frame, not opcode %d (\"%s\")", f.opcode, f.data);
     cr_assert_geq(f.len, 2);
     int got = ((uint8_t)f.data[0] << 8) | (uint8_t)f.data[1];
@@ -251,6 +274,8 @@ static void expect_close(int code)
     while (fill())
         ;
 }
+
+static void expect_close(int code) { expect_close_after(code, 0); }
 
 /* The handler ended and recorded the close code it saw. */
 static void expect_ended(int code)
@@ -407,5 +432,38 @@ Test(ws, a_message_of_exactly_max_message_is_delivered)
     send_frame(1, 0, WEFT_WS_TEXT, 1, whole, 1024);
     expect_frame(WEFT_WS_TEXT, whole);
     leave();
+    wt_loops_stop();
+}
+
+/* ---- the socket's own limits ---- */
+
+Test(ws, a_silent_peer_is_closed_with_1001_after_the_idle_timeout)
+{
+    wcfg.idle_timeout_s = 1;
+    start(WEFT_DISPATCH_COROUTINE);
+    double t0 = wt_now_ms();
+    expect_close(1001);
+    cr_assert_geq(wt_now_ms() - t0, 900, "not before websocket.idle_timeout_s");
+    expect_ended(1001);
+    wt_loops_stop();
+}
+
+/* The peer reads nothing while the handler sends: past the socket's send
+ * queue bound (4 x max_message + 64 KiB queued in weft and h2o, after the
+ * kernel's buffers filled) the send is refused and the socket closed 1008. */
+Test(ws, a_peer_that_does_not_read_is_closed_with_1008)
+{
+    start(WEFT_DISPATCH_COROUTINE);
+    send_frame(1, 0, WEFT_WS_TEXT, 1, "flood", 5);
+    double deadline = wt_now_ms() + 10000;
+    while (atomic_load(&flood_sent) == 0 && atomic_load(&flood_rc) == 0 && wt_now_ms() < deadline)
+        usleep(1000); /* poll of the handler's own record of the flood's end */
+    cr_assert_eq(atomic_load(&flood_rc), WEFT_UNAVAILABLE, "a send past the queue bound is refused (after %d)",
+                 atomic_load(&flood_sent));
+    expect_close_after(1008, 100000); /* behind what the kernel's buffers held */
+    /* The handler sees 1008 echoed back, or 1006 when reading the backlog
+     * took the client longer than the server's 2 s grace for the answer. */
+    const wt_done *d = wt_wait_done(1, 5000);
+    cr_assert(strcmp(d[0].body, "closed 1008") == 0 || strcmp(d[0].body, "closed 1006") == 0, "%s", d[0].body);
     wt_loops_stop();
 }
