@@ -4,12 +4,15 @@
 #include <criterion/criterion.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db/db.h"
 #include "db/db_tx.h"
 #include "dispatch/dispatch.h"
 #include "fakepq.h"
+#include "harness.h"
 #include "unitloop.h"
 
 static wt_route rt;
@@ -119,7 +122,7 @@ void wt_db_start(int policy, int pool_connections, int libpq17)
     wt_pq_install(libpq17);
     cfg = (weft_db_cfg){.conninfo = "weft_unit", .pool_connections = pool_connections, .loop_connections = 1,
                         .statement_timeout_ms = statement_timeout_ms, .connect_timeout_s = 5, .tx_connections = 1,
-                        .tx_wait_ms = 1000, .configured = 1};
+                        .tx_wait_ms = 30000, .configured = 1};
     wt_route_init(&rt, &querier, policy, 4, 16);
     rt.route.db_cfg = &cfg;
     weft_dbpool *pool = weft_dbpool_new(&cfg);
@@ -195,4 +198,30 @@ void wt_db_expect(const wt_done *d, int rc, const char *value)
     char want[96];
     wt_db_format(want, sizeof(want), rc, value);
     cr_assert_str_eq(d->body, want, "request %d answered \"%s\", not \"%s\"", d->id, d->body, want);
+}
+
+long wt_db_gauge(const char *name)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    cr_assert_not_null(f);
+    weft_db_metrics_render(f);
+    fclose(f);
+    char key[96];
+    snprintf(key, sizeof(key), "\n%s ", name);
+    const char *at = strstr(text, key);
+    cr_assert_not_null(at, "no %s in:\n%s", name, text);
+    long v = strtol(at + strlen(key), NULL, 10);
+    free(text);
+    return v;
+}
+
+void wt_db_wait_gauge(const char *name, long value, double limit_ms)
+{
+    double deadline = wt_now_ms() + limit_ms;
+    while (wt_db_gauge(name) != value && wt_now_ms() < deadline)
+        usleep(1000);
+    cr_assert_eq(wt_db_gauge(name), value, "%s stayed at %ld, not %ld, for %.0f ms", name, wt_db_gauge(name), value,
+                 limit_ms);
 }

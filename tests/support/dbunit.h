@@ -31,6 +31,10 @@ void wt_db_start_together(weft_req **rs, int n);
 void wt_db_cancel(weft_req *r, int reason);
 /** Stops the loop (closing its connections) and frees the route. */
 void wt_db_stop(void);
+/** A gauge of db/'s /metrics, e.g. "weft_db_connection_waiters" (any thread). */
+long wt_db_gauge(const char *name);
+/** Waits until gauge `name` reads `value` (fails the test after limit_ms). */
+void wt_db_wait_gauge(const char *name, long value, double limit_ms);
 /** Writes the body a request answered with `rc` and `value` (NULL: no row) has. */
 void wt_db_format(char *buf, size_t size, int rc, const char *value);
 /** Asserts that completed request `d` answered with `rc` and `value`. */

@@ -14,7 +14,9 @@
  *     > 0) is cancelled on the server, from the loop with libpq 17
  *     (PQcancelStart/Poll) and from a thread of its own with libpq 15
  *     (PQcancel, never on a loop); the worker gets WEFT_CANCELLED and the
- *     connection goes back to the pool for the next request.
+ *     connection goes back to the pool for the next request;
+ *   - a worker waiting for a pool connection (every one busy) is woken at
+ *     once and never gets one (weft_db_connection_waiters back to 0).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -83,6 +85,32 @@ static void check_blocking(int libpq17)
     const wt_done *d = wt_wait_done(2, 5000);
     wt_db_expect(&d[1], WEFT_OK, "next");
     cr_assert_eq(wt_pq_count(WT_PQ_CONNECTS), 1, "the cancelled statement's connection serves the next one");
+    wt_db_stop();
+}
+
+/* Every pool connection busy: a worker waiting for one is woken at once by its cancellation and never gets one. */
+Test(db_cancel, a_worker_waiting_for_a_pool_connection_leaves_at_once)
+{
+    wt_db_start(WEFT_DISPATCH_POOL, 1, 1);
+    weft_req *holder = wt_db_req(1, "hang", 1);
+    wt_pq_wait_count(WT_PQ_WRITTEN, 1, 5000);
+    weft_req *waiter = wt_db_req(2, "waiter", 1);
+    wt_db_wait_gauge("weft_db_connection_waiters", 1, 5000);
+    wt_db_cancel(waiter, WEFT_CANCEL_DEADLINE);
+    const wt_done *d = wt_wait_done(1, 5000);
+    cr_assert_eq(d[0].id, 2, "the waiter answers first, the holder still runs");
+    wt_db_expect(&d[0], WEFT_CANCELLED, NULL);
+    cr_assert_eq(wt_db_gauge("weft_db_connection_waiters"), 0);
+    cr_assert_eq(wt_pq_count(WT_PQ_WRITTEN), 1, "the waiter never got a connection to send on");
+
+    wt_db_cancel(holder, WEFT_CANCEL_CLIENT);
+    d = wt_wait_done(2, 5000);
+    wt_db_expect(&d[1], WEFT_CANCELLED, NULL);
+    wt_pq_auto(1);
+    wt_db_req(3, "next", 1);
+    d = wt_wait_done(3, 5000);
+    wt_db_expect(&d[2], WEFT_OK, "next");
+    cr_assert_eq(wt_pq_count(WT_PQ_CONNECTS), 1);
     wt_db_stop();
 }
 

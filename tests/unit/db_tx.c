@@ -11,7 +11,9 @@
  * with libpq 17, from a thread with libpq 15) and the transaction rolled
  * back (ROLLBACK queued behind it on a loop session, sent by the worker on
  * a pool connection); the statement and the commit answer WEFT_CANCELLED;
- * and the session serves the next transaction.
+ * and the session serves the next transaction. A transaction waiting in
+ * db_begin for the one transaction connection leaves the queue at once
+ * when cancelled, and never begins.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -90,3 +92,35 @@ Test(db_tx, a_worker_transaction_withdrawn_mid_statement_is_cancelled_and_rolled
 {
     check_cancel(WEFT_DISPATCH_POOL, 1);
 }
+
+/* The loop's (or the pool's) one transaction connection is held: a second
+ * transaction waits in db_begin, and its cancellation takes it out of the
+ * queue at once; it never begins. */
+static void check_waiting_begin(int policy)
+{
+    wt_db_transactions(1);
+    wt_db_start(policy, 0, 1);
+    wt_pq_auto(1);
+    weft_req *holder = wt_db_req(1, "hang", 1);
+    wt_pq_wait_count(WT_PQ_WRITTEN, 2, 5000);
+    weft_req *waiter = wt_db_req(2, "waiter", 1);
+    wt_db_wait_gauge("weft_db_connection_waiters", 1, 5000);
+    wt_db_cancel(waiter, WEFT_CANCEL_DEADLINE);
+    const wt_done *d = wt_wait_done(1, 5000);
+    cr_assert_eq(d[0].id, 2, "the waiter answers first");
+    expect_tx(&d[0], WEFT_CANCELLED, WEFT_CANCELLED, NULL, WEFT_CANCELLED);
+    cr_assert_eq(wt_db_gauge("weft_db_connection_waiters"), 0);
+    cr_assert_str_eq(wt_pq_written_sql(), "BEGIN SELECT", "the waiter never began");
+
+    wt_db_cancel(holder, WEFT_CANCEL_CLIENT);
+    d = wt_wait_done(2, 5000);
+    expect_tx(&d[1], WEFT_OK, WEFT_CANCELLED, NULL, WEFT_CANCELLED);
+    wt_db_stop();
+}
+
+Test(db_tx, a_coroutine_waiting_for_a_session_leaves_the_queue_at_once) { check_waiting_begin(WEFT_DISPATCH_COROUTINE); }
+Test(db_tx, a_reactive_begin_waiting_for_a_session_leaves_the_queue_at_once)
+{
+    check_waiting_begin(WEFT_DISPATCH_REACTIVE);
+}
+Test(db_tx, a_worker_waiting_for_a_transaction_connection_leaves_at_once) { check_waiting_begin(WEFT_DISPATCH_POOL); }
