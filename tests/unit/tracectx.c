@@ -147,3 +147,29 @@ Test(tracectx, spans_encode_as_otlp_json)
     json_decref(doc);
     free(text);
 }
+
+Test(tracectx, an_answer_weft_gave_itself_encodes_who_answered_and_no_route_or_policy)
+{
+    weft_span s = {.kind = WEFT_SPAN_SERVER, .start_unix_ns = 1700000000000000001ull,
+                   .end_unix_ns = 1700000000000000002ull, .status = 404};
+    memset(s.trace_id, 0xab, 16);
+    memset(s.span_id, 0x01, 8);
+    snprintf(s.name, sizeof(s.name), "GET");
+    snprintf(s.method, sizeof(s.method), "GET");
+    snprintf(s.target, sizeof(s.target), "/nowhere");
+    snprintf(s.answered_by, sizeof(s.answered_by), "weft");
+    snprintf(s.client, sizeof(s.client), "2001:db8::1");
+    weft_span *list[] = {&s};
+    size_t len = 0;
+    char *text = weft_otlp_encode(list, 1, "svc", &len);
+    cr_assert_not_null(text);
+    const char *by = "{\"key\":\"weft.answered_by\",\"value\":{\"stringValue\":\"weft\"}}";
+    const char *client = "{\"key\":\"client.address\",\"value\":{\"stringValue\":\"2001:db8::1\"}}";
+    cr_assert_not_null(strstr(text, by), "%s", text);
+    cr_assert_not_null(strstr(text, client), "%s", text);
+    /* No route matched and no handler ran: neither is claimed. */
+    cr_assert_null(strstr(text, "http.route"), "%s", text);
+    cr_assert_null(strstr(text, "weft.route"), "%s", text);
+    cr_assert_null(strstr(text, "weft.policy"), "%s", text);
+    free(text);
+}
