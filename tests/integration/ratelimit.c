@@ -204,16 +204,25 @@ Test(ratelimit, a_static_route_is_limited_like_any_route, .timeout = 60)
     wt_start(&s, conf_with("", STATIC_ROUTE("/files", RL("client", 2, 3600, ""))));
     for (int i = 0; i < 2; i++)
         cr_assert_eq(get_status("127.0.0.2", s.port, "/files/a.txt", NULL, NULL), 200, "request %d", i);
-    char *r;
+    char *r, v[64];
     cr_assert_eq(get_status("127.0.0.2", s.port, "/files/a.txt", NULL, &r), 429, "%s", r);
     assert_refused(r, 2, 3600, 1790, 1800); /* one token every 1800 s */
     free(r);
     /* Any file of the route takes from the same bucket; another client has its own. */
     cr_assert_eq(get_status("127.0.0.2", s.port, "/files/none.txt", NULL, NULL), 429);
     cr_assert_eq(get_status("127.0.0.3", s.port, "/files/a.txt", NULL, NULL), 200);
-    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/files\"}"), 2);
-    /* Refused before the directory was read: only the three files sent count as served. */
-    wt_wait_metric_eq(&s, "weft_requests_total{route=\"/files\",policy=\"static\",code=\"2xx\"}", 3, 5000);
+    /* HTTP/2 alike (from 127.0.0.1: a bucket of its own). */
+    wt_req q = {.path = "/files/a.txt", .http2 = 1};
+    wt_resp h2;
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(wt_request(&s, &q, &h2), 0);
+        cr_assert_eq(h2.status, i < 2 ? 200 : 429, "HTTP/2 request %d: %s", i, h2.headers);
+        cr_assert(i < 2 || wt_header(&h2, "retry-after", v, sizeof(v)) != NULL, "%s", h2.headers);
+        wt_resp_free(&h2);
+    }
+    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/files\"}"), 3);
+    /* Refused before the directory was read: only the files sent count as served. */
+    wt_wait_metric_eq(&s, "weft_requests_total{route=\"/files\",policy=\"static\",code=\"2xx\"}", 5, 5000);
     cr_assert_eq(wt_metric(&s, "weft_requests_total{route=\"/files\",policy=\"static\",code=\"4xx\"}"), 0);
     wt_finish(&s);
 }
