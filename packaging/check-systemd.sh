@@ -1,8 +1,13 @@
 #!/bin/sh
-# check-systemd.sh — weft's .debs under a real systemd: PID 1 of a Debian 12
+# check-systemd.sh — weft's .debs under a real systemd: PID 1 of a Debian
 # container booted with systemd-nspawn, driven the way an operator drives it.
+# WEFT_SYSTEMD_SUITE names the release: bookworm (Debian 12, systemd 252; the
+# default) or trixie (Debian 13, systemd 257). Everything else follows from
+# it: the mirror's suite names, the .debs (built on that release), the
+# root's packages (their Depends), and the versions the steps name
+# (systemd's, PostgreSQL's), read from the booted container.
 #
-# It makes a Debian 12 root once (mmdebstrap --variant=important with
+# It makes a root of that release once (mmdebstrap --variant=important with
 # systemd, dbus, PostgreSQL, sudo, a compiler and the runtime dependencies of
 # the built .debs, read from their Depends), cached under $WEFT_CI_CACHE
 # (default /var/cache/weft-ci) and keyed by that package list, so a new
@@ -40,9 +45,11 @@
 # reported as a TODO line (counted in the summary), not failed.
 #
 # The .debs: WEFT_DEBS_DIR=DIR names a directory holding weft_*.deb and
-# weft-dev_*.deb built from this tree (packaging/test.sh passes the ones
-# packaging/check-debian.sh built); without it they are built here with
-# dpkg-buildpackage in a scratch copy. It needs root, mmdebstrap,
+# weft-dev_*.deb built from this tree on that release (packaging/test.sh
+# passes the ones packaging/check-debian.sh built for bookworm); without it
+# they are built here: for bookworm with dpkg-buildpackage in a scratch copy
+# on this (Debian 12) machine, for trixie inside the Debian 13 root by
+# packaging/build-trixie-debs.sh (linted there too). It needs root, mmdebstrap,
 # systemd-nspawn (systemd-container) and wrk, and the Debian mirror the first
 # time (WEFT_CI_MIRROR, default http://deb.debian.org). Everything it starts
 # is stopped on exit, failed or not: the container is powered off (killed if
@@ -53,15 +60,32 @@ set -eu
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null 2>&1 || { echo "check-systemd.sh: run it as root" >&2; exit 1; }
   exec sudo -- env WEFT_DEBS_DIR="${WEFT_DEBS_DIR:-}" WEFT_CI_CACHE="${WEFT_CI_CACHE:-}" \
-    WEFT_CI_MIRROR="${WEFT_CI_MIRROR:-}" "$0" "$@"
+    WEFT_CI_MIRROR="${WEFT_CI_MIRROR:-}" WEFT_SYSTEMD_SUITE="${WEFT_SYSTEMD_SUITE:-}" "$0" "$@"
 fi
 
 src=$(cd "$(dirname "$0")/.." && pwd -P)
 export LC_ALL=C DEBIAN_FRONTEND=noninteractive
 cache=${WEFT_CI_CACHE:-/var/cache/weft-ci}
 mirror=${WEFT_CI_MIRROR:-http://deb.debian.org}
-suite=bookworm
+suite=${WEFT_SYSTEMD_SUITE:-bookworm}
+# The container's cgroup hierarchy: systemd-nspawn gives it the host's
+# (cgroup v1 on this sandbox) unless told otherwise. systemd 257 runs on v1
+# only "tainted: cgroupsv1" (deprecated; removed after 257), and a Debian 13
+# system boots unified: trixie's container gets the unified hierarchy
+# (SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1), bookworm's keeps the host's.
+case $suite in
+  bookworm) debian=12 unified="" ;;
+  trixie) debian=13 unified=1 ;;
+  *)
+    echo "check-systemd.sh: WEFT_SYSTEMD_SUITE=$suite: it is bookworm (Debian 12, the default) or trixie (Debian 13)" >&2
+    exit 2
+    ;;
+esac
+# Read from the booted container (systemctl --version, /usr/lib/postgresql).
+systemd_v=""
+pg_major=""
 started_at=$(date +%s)
+. "$src/packaging/lib/clean-tree.sh"
 
 # ---- results and cleanup ------------------------------------------------------
 
@@ -137,10 +161,10 @@ cleanup() {
   echo "" >&2
   echo "check-systemd.sh summary ($(($(date +%s) - started_at)) s):$results" >&2
   if [ "$rc" -eq 0 ] && [ -z "$failed" ]; then
-    echo "PASS: weft's packages under a real systemd 252 ($todos target(s) missed, marked TODO)" >&2
+    echo "PASS: weft's packages under a real systemd ${systemd_v:-?} in Debian $debian ($todos target(s) missed, marked TODO)" >&2
   else
     echo "  FAIL  ${failed:-$current (exit status $rc)}" >&2
-    echo "FAIL: check-systemd.sh" >&2
+    echo "FAIL: check-systemd.sh (Debian $debian)" >&2
     [ "$rc" -ne 0 ] || rc=1
   fi
   exit "$rc"
@@ -167,23 +191,30 @@ pass
 
 # ---- the packages ---------------------------------------------------------------
 
-step "the .debs: ${WEFT_DEBS_DIR:-built here with dpkg-buildpackage -b -us -uc in a scratch copy}"
+if [ "$suite" = bookworm ]; then
+  built_by="dpkg-buildpackage -b -us -uc in a scratch copy on this machine"
+else
+  built_by="packaging/build-trixie-debs.sh: dpkg-buildpackage and lintian inside the Debian 13 root"
+fi
+step "the .debs for Debian $debian: ${WEFT_DEBS_DIR:-built here by $built_by}"
 debs=${WEFT_DEBS_DIR:-}
 if [ -z "$debs" ]; then
   debs=$tmp/debs
-  mkdir -p "$debs/src"
-  if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    (cd "$src" && git ls-files -z --cached --others --exclude-standard |
-      tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$debs/src"
+  mkdir -p "$debs"
+  if [ "$suite" = bookworm ]; then
+    weft_clean_tree "$src" "$debs/src" || fail "cannot copy the source tree into $debs/src"
+    # The build-time check (weft -t on the packaged config) is check-debian.sh's.
+    if ! (cd "$debs/src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" dpkg-buildpackage -b -us -uc) \
+      >"$tmp/build.log" 2>&1; then
+      tail -n 60 "$tmp/build.log" >&2
+      fail "dpkg-buildpackage failed (last lines above)"
+    fi
   else
-    (cd "$src" && tar --exclude='./build*' --exclude=./.weft --exclude='./obj-*' --exclude=./.git -cf - .) |
-      tar -xf - -C "$debs/src"
-  fi
-  # The build-time check (weft -t on the packaged config) is check-debian.sh's.
-  if ! (cd "$debs/src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" dpkg-buildpackage -b -us -uc) \
-    >"$tmp/build.log" 2>&1; then
-    tail -n 60 "$tmp/build.log" >&2
-    fail "dpkg-buildpackage failed (last lines above)"
+    "$src/packaging/build-trixie-debs.sh" "$debs" >"$tmp/build.log" || {
+      cat "$tmp/build.log" >&2
+      fail "packaging/build-trixie-debs.sh could not build the packages (above)"
+    }
+    note "$(tail -n 1 "$tmp/build.log")"
   fi
 fi
 deb=""
@@ -220,15 +251,18 @@ pass
 # ---- the Debian root, cached --------------------------------------------------------
 
 # What the root holds: systemd as PID 1, the database, sudo (INSTALL.md
-# writes it), a compiler and pkg-config (INSTALL.md §6 builds a plugin), and
+# writes it), a compiler and pkg-config (INSTALL.md §6 builds a plugin),
+# logrotate (the packaged /etc/logrotate.d/weft is run), and
 # the runtime dependencies of both packages — the first alternative of each,
 # without versions — so that `apt-get install ./x.deb` inside needs no mirror.
+# (Debian 13's t64 libraries provide their old names on 64-bit
+# architectures: apt takes libcurl4t64 for a first alternative libcurl4.)
 deps_of() {
   dpkg-deb -f "$1" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/:any//' -e 's/[[:space:]]//g' |
     grep -v -e '^$' -e '^weft'
 }
 pkgs=$({
-  printf '%s\n' systemd systemd-sysv dbus postgresql sudo curl procps iproute2 build-essential pkgconf
+  printf '%s\n' systemd systemd-sysv dbus postgresql sudo curl procps iproute2 build-essential pkgconf logrotate
   deps_of "$deb"
   deps_of "$devdeb"
 } | sort -u | tr '\n' ' ')
@@ -236,8 +270,9 @@ sources="deb $mirror/debian $suite main
 deb $mirror/debian $suite-updates main
 deb $mirror/debian-security $suite-security main"
 key=$(printf '%s\n%s\n%s\n' "root v1" "$pkgs" "$sources" | sha256sum | cut -c1-16)
-base=$cache/$suite-$key
-step "a Debian 12 root with systemd ($base)"
+# systemd-SUITE-KEY: check-trixie.sh owns trixie-* (and removes the others).
+base=$cache/systemd-$suite-$key
+step "a Debian $debian ($suite) root with systemd ($base)"
 mkdir -p "$cache"
 # Rebuilt when older than two weeks: security updates reach it that way.
 if [ -d "$base" ] && [ -n "$(find "$base/.weft-ci-root" -mtime +14 2>/dev/null)" ]; then
@@ -246,8 +281,8 @@ if [ -d "$base" ] && [ -n "$(find "$base/.weft-ci-root" -mtime +14 2>/dev/null)"
 fi
 if [ ! -f "$base/.weft-ci-root" ]; then
   # One builder at a time; a second run waits for it (up to 10 minutes).
-  exec 9>"$cache/.$suite.lock"
-  flock -w 600 9 || fail "another run holds $cache/.$suite.lock for more than 10 minutes"
+  exec 9>"$cache/.systemd-$suite.lock"
+  flock -w 600 9 || fail "another run holds $cache/.systemd-$suite.lock for more than 10 minutes"
   if [ ! -f "$base/.weft-ci-root" ]; then
     note "building it with mmdebstrap (about a minute): $pkgs"
     rm -rf "$base.new"
@@ -267,9 +302,10 @@ if [ ! -f "$base/.weft-ci-root" ]; then
 fi
 # Roots of other package lists (another branch's dependencies) are removed
 # once no run has used them for 3 days: a run on another branch may be
-# copying one right now.
+# copying one right now. ($suite-KEY is where roots were kept before
+# systemd-$suite-KEY.)
 touch "$base.used"
-for used in "$cache/$suite"-*.used; do
+for used in "$cache/systemd-$suite"-*.used "$cache/$suite"-*.used; do
   if [ -f "$used" ] && [ "$used" != "$base.used" ] && [ -n "$(find "$used" -mtime +3)" ]; then
     note "removing ${used%.used}, unused for 3 days"
     rm -rf "${used%.used}" "$used"
@@ -295,7 +331,8 @@ cp "$src/tests/plugins/crashy.c" "$src/tests/plugins/blocker.c" "$root/root/weft
 mkdir -p "$root/root/weft/plugin/abi11/weft"
 cp "$src/tests/abi/abi11/weft/plugin.h" "$root/root/weft/plugin/abi11/weft/"
 start_nspawn() {
-  systemd-nspawn -q -b -D "$root" -M weft-ci --register=no --keep-unit --console=passive --private-network \
+  env ${unified:+SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=$unified} \
+    systemd-nspawn -q -b -D "$root" -M weft-ci --register=no --keep-unit --console=passive --private-network \
     </dev/null >>"$tmp/nspawn.log" 2>&1 &
   nspawn_pid=$!
 }
@@ -323,11 +360,13 @@ await_up() {
     [ -n "$pid1" ] || sleep 0.1
     i=$((i + 1))
   done
-  # Right after its exec, systemd has no bus socket yet: poll until it answers.
+  # Right after its exec, systemd has no bus socket yet: poll until it
+  # answers ("Failed to connect to bus" in 252, "Failed to connect to system
+  # scope bus via local transport" in 257).
   i=0
   while :; do
     state=$(CIN_TIMEOUT=60 cin systemctl is-system-running --wait 2>&1 || true)
-    case $state in *"Failed to connect to bus"*) ;; *) break ;; esac
+    case $state in *"Failed to connect to"*bus*) ;; *) break ;; esac
     [ "$i" -lt 100 ] || break
     sleep 0.2
     i=$((i + 1))
@@ -339,7 +378,15 @@ await_up() {
   esac
 }
 await_up
-note "container PID 1 is $pid1 (systemd $(cin systemctl --version | sed -n '1s/systemd \([0-9]*\).*/\1/p')), up in $(($(date +%s) - started_at)) s since the start"
+systemd_v=$(cin systemctl --version | sed -n '1s/systemd \([0-9]*\).*/\1/p')
+pg_major=$(cin ls /usr/lib/postgresql | sort -n | tail -n 1)
+cgroup_fs=$(cin stat -fc %T /sys/fs/cgroup)
+if [ -n "$unified" ] && [ "$cgroup_fs" != cgroup2fs ]; then
+  fail "the container's /sys/fs/cgroup is $cgroup_fs, not the unified hierarchy (cgroup2fs) it was booted with"
+fi
+# shellcheck disable=SC2016 # the container's own $PRETTY_NAME
+os=$(cin sh -c '. /etc/os-release && echo "$PRETTY_NAME"')
+note "container PID 1 is $pid1 ($os, systemd $systemd_v, PostgreSQL $pg_major, /sys/fs/cgroup $cgroup_fs), up in $(($(date +%s) - started_at)) s since the start"
 pass
 
 # ---- docs/INSTALL.md, as written ----------------------------------------------------
@@ -429,7 +476,8 @@ unit_prop() { cin systemctl show -P "$1" "${2:-weft.service}"; }
 # shares this clock), then `since MARK` for weft's lines after it. Not a
 # cursor: systemd 252's `journalctl --after-cursor=C` with matches (-u, -p)
 # skips the first matching entry after C when C's own entry does not match,
-# which hid the first err line of every burst (the FILE:LINE reason).
+# which hid the first err line of every burst (the FILE:LINE reason). A
+# time works the same in 252 and 257, so both releases read it so.
 cursor() { date +@%s.%6N; }
 since() { # mark, extra journalctl arguments...
   c=$1
@@ -860,7 +908,8 @@ if [ "$sockets" -eq 1 ]; then
   [ "$(unit_prop NRestarts)" = "$nr0" ] || fail "systemd restarted weft during the hand-overs (NRestarts $nr0 → $(unit_prop NRestarts))"
   # weft upgrade's daemon-reload made the last process systemd's own child:
   # a stop drains it (a main process systemd calls "not our child" is
-  # SIGKILLed at once on stop here, cgroup v1 in a container).
+  # SIGKILLed at once on stop here, systemd 252 on cgroup v1 in a
+  # container). Asserted the same in the unified Debian 13 container.
   cnet curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$http/check/slow" >"$tmp/slow-after-upgrade.code" 2>/dev/null &
   slow_job=$!
   i=0
@@ -952,7 +1001,7 @@ pass
 
 # ---- issue 26 #7 and #8, as an operator meets them under systemd ------------------
 
-step "issue 26 #7: weft dev (as a user, packaged pgdev.sh and PostgreSQL 15) stops its private PostgreSQL on SIGTERM and on SIGINT"
+step "issue 26 #7: weft dev (as a user, packaged pgdev.sh and PostgreSQL $pg_major) stops its private PostgreSQL on SIGTERM and on SIGINT"
 csh "id ci >/dev/null 2>&1 || useradd -m -s /bin/sh ci" || fail "cannot add the user ci"
 devdir=/home/ci/dev
 # shellcheck disable=SC2016 # the inner shell's own $HOME
@@ -1065,6 +1114,10 @@ cin sh -c "install -o root -g root -m 0644 /root/weft/plugin/crashy.so $dropdir/
 printf 'routes = ( { path = "/crashy"; plugin = "crashy"; dispatch = "pool"; methods = ["GET"]; } );\n' |
   put "$dropdir/crashy.routes" 0644
 eventually "$http/crashy" 200 fine
+# The restarts of the steps before are starts too: with 5 of them in the
+# last 10 s (systemd's default start limit; a fast run gets there) the
+# restart after the crash would be refused. reset-failed resets the count.
+cin systemctl reset-failed weft
 restarts0=$(unit_prop NRestarts)
 c0=$(cursor)
 cin curl -sS --max-time 10 -o /dev/null "$http/crashy?crash=1" 2>/dev/null || true
@@ -1110,6 +1163,7 @@ until since "$c0" | grep -q 'route /stuck added'; do
   i=$((i + 1))
 done
 main_pid=$(unit_prop MainPID)
+cin systemctl reset-failed weft # the start limit, as before the crash
 restarts0=$(unit_prop NRestarts)
 c0=$(cursor)
 cnet curl -s -o /dev/null --max-time 30 "$http/stuck" >/dev/null 2>&1 &

@@ -8,14 +8,15 @@
 #      written once, there). Cached outside the clone in
 #      $WEFT_CI_CACHE/trixie-KEY (default /var/cache/weft-ci), KEY a hash of
 #      LIST and the mmdebstrap command: a new list makes a new root (about
-#      1-2 minutes from the mirror), an unchanged one is reused as it is.
+#      1-4 minutes from the mirror), an unchanged one is reused as it is.
 #      Built beside its place and renamed into it, so an interrupted build
-#      never leaves half a root; roots of older lists are removed.
+#      never leaves half a root; roots of older lists are removed
+#      (packaging/lib/trixie-stage.sh, shared with build-trixie-debs.sh).
 #   2. The source: what a clean clone has — the files git tracks (with the
 #      working tree's content, so uncommitted edits are tested too) plus
 #      untracked files that are not ignored, never a build tree — copied to a
 #      scratch directory and made a git repository of its own (the doc tests
-#      list files with git).
+#      list files with git; packaging/lib/clean-tree.sh).
 #   3. `systemd-nspawn -q -D ROOT --register=no --keep-unit --as-pid2
 #      --private-network --volatile=overlay --bind=SCRATCH:/ci` (not
 #      booted): the root stays untouched (its changes go to a tmpfs), the
@@ -35,73 +36,17 @@ limit=${WEFT_TRIXIE_TIMEOUT:-2700}
 jobs=${WEFT_TRIXIE_JOBS:-$(nproc)}
 # Extra ctest arguments, e.g. "-R integration/websocket" while working on one test.
 ctest_args=${WEFT_TRIXIE_CTEST_ARGS:-}
-start=$(date +%s)
+. "$root/packaging/lib/clean-tree.sh"
+. "$root/packaging/lib/trixie-stage.sh"
+weft_trixie_stage check-trixie "$limit"
 
-say() { echo "check-trixie: $*" >&2; }
-fail() {
-  say "$*"
-  echo "check-trixie: FAILED: $*"
-  exit 1
-}
-elapsed() { echo $(($(date +%s) - start)); }
-left() { echo $((limit - $(elapsed))); }
+# ---- 1. the Debian 13 root, made once per package list (lib/trixie-stage.sh) ----
+weft_trixie_root "$root" "$cache"
 
-[ "$(id -u)" -eq 0 ] || fail "needs root (mmdebstrap and systemd-nspawn make and run the Debian 13 root)"
-for t in mmdebstrap systemd-nspawn git flock sha256sum timeout; do
-  command -v "$t" >/dev/null 2>&1 || fail "$t is missing: packaging/install-deps.sh test installs it"
-done
-
-pkgs=$("$root/packaging/install-deps.sh" --list suite trixie)
-mm="mmdebstrap --variant=important --include=$(echo "$pkgs" | tr ' ' ',') trixie"
-key=$(printf '%s\n' "$mm" | sha256sum | cut -c1-16)
-rootfs=$cache/trixie-$key
-mkdir -p "$cache"
-
-scratch=""
-building=""
-cleanup() {
-  [ -z "$building" ] || rm -rf "$building"
-  [ -z "$scratch" ] || rm -rf "$scratch"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# ---- 1. the Debian 13 root, made once per package list ----
-# Exclusive while a root is made (and older ones removed), shared while one
-# is used: a run never removes the root another run is testing in.
-exec 8>"$cache/.trixie.lock"
-flock 8
-if [ ! -f "$rootfs/.weft-ready" ]; then
-  say "making the Debian 13 root $rootfs (mmdebstrap, about 1-2 minutes)"
-  building=$rootfs.new.$$
-  if ! timeout "$(left)" $mm "$building" >"$cache/trixie-$key.log" 2>&1; then
-    tail -n 20 "$cache/trixie-$key.log" >&2
-    fail "mmdebstrap could not make the Debian 13 root (log: $cache/trixie-$key.log)"
-  fi
-  printf '%s\n' "$mm" >"$building/.weft-ready"
-  rm -rf "$rootfs"
-  mv "$building" "$rootfs"
-  building=""
-  for old in "$cache"/trixie-*; do
-    case $old in "$rootfs" | "$rootfs.log") continue ;; esac
-    rm -rf "$old"
-  done
-else
-  say "using the cached Debian 13 root $rootfs"
-fi
-flock -s 8
-
-# ---- 2. the source, as a clean clone has it ----
+# ---- 2. the source, as a clean clone has it (lib/clean-tree.sh) ----
 scratch=$(mktemp -d /var/tmp/weft-trixie.XXXXXX)
-mkdir "$scratch/src"
-# --ignore-failed-read: a tracked file deleted in the working tree is left out.
-(cd "$root" && git ls-files -z --cached --others --exclude-standard |
-  tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -xf - -C "$scratch/src" ||
-  fail "cannot copy the source tree into $scratch/src"
-git -C "$scratch/src" init -q
-git -C "$scratch/src" add -A
-git -C "$scratch/src" -c user.name=check-trixie -c user.email=check-trixie@localhost commit -qm "the tree under test" ||
-  fail "cannot make the copied tree a git repository"
+weft_clean_tree "$root" "$scratch/src" || fail "cannot copy the source tree into $scratch/src"
+weft_clean_tree_git "$scratch/src" || fail "cannot make the copied tree a git repository"
 
 # ---- 3. build and test inside ----
 cat >"$scratch/stage.sh" <<EOF
@@ -133,18 +78,8 @@ EOF
 
 say "building and testing inside the root ($(left) s left of $limit s)"
 status=0
-# The payload gets the kernel's default limits otherwise (1024 descriptors),
-# far fewer than the tests open on the host: the same limits as here.
-timeout --kill-after=30 "$(left)" systemd-nspawn -q -D "$rootfs" --register=no --keep-unit --as-pid2 \
-  --private-network --volatile=overlay --bind="$scratch:/ci" \
-  --rlimit=RLIMIT_NOFILE="$(ulimit -Sn):$(ulimit -Hn)" --setenv=WEFT_CTEST_ARGS="$ctest_args" sh /ci/stage.sh \
-  >"$scratch/out.log" 2>&1 || status=$?
-# nspawn says this about the overlay root at every exit; it means nothing.
-grep -v 'Attempted to remove disk file system' "$scratch/out.log" | grep -v '^RESULT ' >&2 || true
-result=$(sed -n 's/^RESULT //p' "$scratch/out.log" | tail -1)
-if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
-  fail "Debian 13: stopped after the ${limit} s limit (WEFT_TRIXIE_TIMEOUT) ${result:+($result)}"
-fi
-[ "$status" -eq 0 ] || fail "Debian 13: ${result:-systemd-nspawn exited $status} in $(elapsed) s"
+weft_trixie_nspawn "$(left)" --setenv=WEFT_CTEST_ARGS="$ctest_args" sh /ci/stage.sh >"$scratch/out.log" 2>&1 ||
+  status=$?
+weft_trixie_verdict "$status" "$scratch/out.log"
 n=$(echo "$result" | sed -n 's/.*tests failed out of \([0-9][0-9]*\).*/\1/p')
 echo "check-trixie: Debian 13: ${n:-?} tests passed, 0 failed in $(elapsed) s ($(echo "$result" | sed 's/^[^(]*(//; s/)$//'))"

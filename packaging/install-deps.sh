@@ -12,8 +12,8 @@
 #
 #   install-deps.sh --list WHAT [RELEASE]   prints WHAT's packages for
 #       RELEASE (bookworm or trixie; default: this machine's) on one line,
-#       installs nothing: packaging/check-trixie.sh makes its Debian 13 root
-#       from that list, so it is written once, here.
+#       installs nothing: packaging/check-trixie.sh and build-trixie-debs.sh
+#       make their Debian 13 root from that list, so it is written once, here.
 set -eu
 
 usage() {
@@ -73,7 +73,11 @@ esac
 h2o_deps="libssl-dev zlib1g-dev libbrotli-dev libzstd-dev libwslay-dev libyaml-dev perl"
 build="build-essential cmake pkg-config $h2o_deps libconfig-dev libgmp-dev libjansson-dev libpq-dev libsystemd-dev libcriterion-dev libcurl4-openssl-dev"
 run="$build postgresql-$pg postgresql-client-$pg"
-suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git media-types"
+# Building weft's .debs (the Build-Depends beyond $build: debhelper-compat)
+# and linting them: packaging/build-trixie-debs.sh does both inside the
+# Debian 13 root, packaging/check-debian.sh on this machine.
+debs="debhelper dpkg-dev lintian"
+suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git media-types $debs"
 # The host's tools for the suite's Debian 13 stage (packaging/check-trixie.sh),
 # which are not needed inside that root.
 # pebble and certbot: packaging/check-acme.sh, run on the host after the plain suite.

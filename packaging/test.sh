@@ -52,6 +52,8 @@ echo "=== Debian packages: build, lintian, install, serve, reload, drop-in, purg
 WEFT_DEBS_OUT=$debs packaging/check-debian.sh
 echo "=== the same packages under a real systemd (a Debian 12 container): INSTALL.md, restarts under load, crash, purge" >&2
 WEFT_DEBS_DIR=$debs packaging/check-systemd.sh
+echo "=== Debian 13 under a real systemd 257: the .debs built and linted in the Debian 13 root, then the same stage in a Debian 13 container (WEFT_SYSTEMD_SUITE=trixie packaging/check-systemd.sh)" >&2
+WEFT_SYSTEMD_SUITE=trixie timeout 1200 packaging/check-systemd.sh
 echo "=== the container image: packaging/container built on an mmdebstrap base, run with podman (packaging/check-container.sh)" >&2
 # Bounded: a wedged podman must not hold the suite (the script cleans up on TERM).
 WEFT_DEBS_DIR=$debs timeout 900 packaging/check-container.sh
