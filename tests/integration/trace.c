@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "rawhttp.h"
+#include "spans.h"
 
 static const char *const policies[] = {"pool", "coroutine", "reactive"};
 
@@ -25,47 +26,8 @@ static const char *const policies[] = {"pool", "coroutine", "reactive"};
 static pid_t collector;
 static int col_port;
 
-static int collector_start(pid_t *pid)
-{
-    int out[2];
-    cr_assert_eq(pipe(out), 0);
-    *pid = fork();
-    cr_assert_geq(*pid, 0);
-    if (*pid == 0) {
-        dup2(out[1], 1);
-        close(out[0]);
-        close(out[1]);
-        execl("/usr/bin/python3", "python3", WEFT_SOURCE_DIR "/tests/support/otlp_collector.py", (char *)NULL);
-        _exit(127);
-    }
-    close(out[1]);
-    FILE *f = fdopen(out[0], "r");
-    int port = 0;
-    cr_assert(f != NULL && fscanf(f, "port %d", &port) == 1, "the collector did not start");
-    fclose(f);
-    return port;
-}
 
-static void collector_stop(pid_t pid)
-{
-    if (pid > 0) {
-        kill(pid, SIGTERM);
-        waitpid(pid, NULL, 0);
-    }
-}
 
-/* GET on the collector, decoded. */
-static json_t *collector_get(const char *path)
-{
-    wt_server c = {.port = col_port};
-    wt_resp r;
-    cr_assert_eq(wt_http(&c, "GET", path, NULL, &r), 0, "collector %s", path);
-    json_error_t err;
-    json_t *j = json_loads(r.body, 0, &err);
-    cr_assert_not_null(j, "collector %s: %s: %s", path, err.text, r.body);
-    wt_resp_free(&r);
-    return j;
-}
 
 /* ---- the server ---- */
 
@@ -178,7 +140,7 @@ static wt_server srv;
 
 static void start(void)
 {
-    col_port = collector_start(&collector);
+    col_port = wt_collector_start(&collector);
     char group[256];
     snprintf(group, sizeof(group),
              "trace = { otlp_endpoint = \"http://127.0.0.1:%d/v1/traces\"; batch_interval_ms = 50; };", col_port);
@@ -190,7 +152,7 @@ static void stop(void)
 {
     if (srv.pid > 0)
         wt_stop(&srv);
-    collector_stop(collector);
+    wt_collector_stop(collector);
 }
 
 TestSuite(trace, .init = start, .fini = stop, .timeout = 120);
@@ -310,87 +272,10 @@ Test(trace, an_oversized_or_invalid_tracestate_is_dropped_and_the_parent_kept)
 
 /* ---- export ---- */
 
-static const char *attr(json_t *span, const char *key)
-{
-    size_t i;
-    json_t *a;
-    json_array_foreach(json_object_get(span, "attributes"), i, a) {
-        if (strcmp(json_string_value(json_object_get(a, "key")), key) == 0) {
-            json_t *v = json_object_get(a, "value");
-            json_t *s = json_object_get(v, "stringValue");
-            return json_string_value(s != NULL ? s : json_object_get(v, "intValue"));
-        }
-    }
-    return NULL;
-}
 
-static int is_hex(const char *s, size_t len)
-{
-    if (s == NULL || strlen(s) != len)
-        return 0;
-    for (size_t i = 0; i < len; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
-    return 1;
-}
 
-static int is_digits(const char *s)
-{
-    if (s == NULL || *s == '\0')
-        return 0;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return 0;
-    return 1;
-}
 
-/* Every span received so far, each checked for the OTLP shape on the way. */
-static json_t *all_spans(void)
-{
-    json_t *got = collector_get("/spans"), *spans = json_array();
-    cr_assert_eq(json_integer_value(json_object_get(got, "bad")), 0, "an export was not JSON");
-    size_t i, j, k;
-    json_t *doc, *rs, *ss, *sp;
-    json_array_foreach(json_object_get(got, "docs"), i, doc) {
-        json_t *rss = json_object_get(doc, "resourceSpans");
-        cr_assert(json_is_array(rss) && json_array_size(rss) > 0, "no resourceSpans");
-        json_array_foreach(rss, j, rs) {
-            json_t *res = json_object_get(json_object_get(rs, "resource"), "attributes");
-            cr_assert(json_is_array(res), "resource without attributes");
-            cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(res, 0), "value"),
-                                                               "stringValue")),
-                             "weft");
-            json_array_foreach(json_object_get(rs, "scopeSpans"), k, ss) {
-                cr_assert_str_eq(json_string_value(json_object_get(json_object_get(ss, "scope"), "name")), "weft");
-                size_t m;
-                json_array_foreach(json_object_get(ss, "spans"), m, sp) {
-                    cr_assert(is_hex(json_string_value(json_object_get(sp, "traceId")), 32), "traceId");
-                    cr_assert(is_hex(json_string_value(json_object_get(sp, "spanId")), 16), "spanId");
-                    const char *st = json_string_value(json_object_get(sp, "startTimeUnixNano"));
-                    const char *en = json_string_value(json_object_get(sp, "endTimeUnixNano"));
-                    cr_assert(is_digits(st) && is_digits(en), "times as unix nanos strings: %s %s", st, en);
-                    cr_assert(strtoull(en, NULL, 10) >= strtoull(st, NULL, 10), "ends before it starts");
-                    cr_assert(strtoull(st, NULL, 10) > 1600000000000000000ull, "not unix nanos: %s", st);
-                    json_array_append(spans, sp);
-                }
-            }
-        }
-    }
-    json_decref(got);
-    return spans;
-}
 
-static json_t *find_span(json_t *spans, const char *trace, int kind)
-{
-    size_t i;
-    json_t *sp;
-    json_array_foreach(spans, i, sp) {
-        if (strcmp(json_string_value(json_object_get(sp, "traceId")), trace) == 0 &&
-            json_integer_value(json_object_get(sp, "kind")) == kind)
-            return sp;
-    }
-    return NULL;
-}
 
 Test(trace, spans_reach_the_collector_in_otlp_json)
 {
@@ -404,8 +289,8 @@ Test(trace, spans_reach_the_collector_in_otlp_json)
         seen v = call(&srv, path, hdrs);
         /* A server span and a client span. */
         wt_wait_metric(&srv, "weft_trace_spans_exported_total", before + 2, 15000);
-        json_t *spans = all_spans();
-        json_t *server = find_span(spans, trace, 2), *client = find_span(spans, trace, 3);
+        json_t *spans = wt_spans_all(col_port);
+        json_t *server = wt_span_find(spans, trace, 2), *client = wt_span_find(spans, trace, 3);
         cr_assert_not_null(server, "%s: no server span for %s", path, trace);
         cr_assert_not_null(client, "%s: no client span for %s", path, trace);
         cr_assert_str_eq(json_string_value(json_object_get(server, "parentSpanId")), P_ID, "%s", path);
@@ -413,17 +298,17 @@ Test(trace, spans_reach_the_collector_in_otlp_json)
         snprintf(span, sizeof(span), "%.16s", v.tp + 36);
         cr_assert_str_eq(json_string_value(json_object_get(server, "spanId")), span, "%s", path);
         cr_assert_str_eq(json_string_value(json_object_get(server, "name")), path);
-        cr_assert_str_eq(attr(server, "http.request.method"), "GET");
-        cr_assert_str_eq(attr(server, "url.path"), path);
-        cr_assert_str_eq(attr(server, "http.response.status_code"), "200");
-        cr_assert_str_eq(attr(server, "weft.route"), path);
-        cr_assert_str_eq(attr(server, "weft.policy"), policies[p]);
+        cr_assert_str_eq(wt_span_attr(server, "http.request.method"), "GET");
+        cr_assert_str_eq(wt_span_attr(server, "url.path"), path);
+        cr_assert_str_eq(wt_span_attr(server, "http.response.status_code"), "200");
+        cr_assert_str_eq(wt_span_attr(server, "weft.route"), path);
+        cr_assert_str_eq(wt_span_attr(server, "weft.policy"), policies[p]);
         /* The client span is the child the upstream saw. */
         char call_span[17];
         snprintf(call_span, sizeof(call_span), "%.16s", v.up_tp + 36);
         cr_assert_str_eq(json_string_value(json_object_get(client, "spanId")), call_span, "%s", path);
         cr_assert_str_eq(json_string_value(json_object_get(client, "parentSpanId")), span, "%s", path);
-        cr_assert_str_eq(attr(client, "http.response.status_code"), "200");
+        cr_assert_str_eq(wt_span_attr(client, "http.response.status_code"), "200");
         json_decref(spans);
     }
 }
@@ -438,8 +323,8 @@ Test(trace, an_unsampled_parent_is_honoured)
     call(&srv, "/plain", on);
     /* One queue, in order: once the sampled span is there, the other would be too. */
     wt_wait_metric(&srv, "weft_trace_spans_exported_total", before + 1, 15000);
-    json_t *spans = all_spans();
-    cr_assert_not_null(find_span(spans, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2));
+    json_t *spans = wt_spans_all(col_port);
+    cr_assert_not_null(wt_span_find(spans, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2));
     size_t i;
     json_t *sp;
     json_array_foreach(spans, i, sp) {
@@ -492,7 +377,7 @@ Test(trace, a_slow_collector_meets_a_bounded_queue)
     /* The collector holds one export (it may still be on its way there). */
     long hanging = 0;
     for (double t0 = wt_now_ms(); hanging == 0 && wt_now_ms() - t0 < 10000; usleep(20000)) { /* poll with a deadline */
-        json_t *st = collector_get("/stats");
+        json_t *st = wt_collector_get(col_port, "/stats");
         hanging = (long)json_integer_value(json_object_get(st, "hanging"));
         json_decref(st);
     }
@@ -519,7 +404,7 @@ Test(trace, a_collector_in_trouble_for_a_moment_loses_nothing)
         wt_wait_metric(&s, "weft_trace_spans_exported_total", i + 1, 15000);
     }
     cr_assert_eq(wt_metric(&s, "weft_trace_spans_dropped_total"), 0);
-    json_t *st = collector_get("/stats");
+    json_t *st = wt_collector_get(col_port, "/stats");
     cr_assert_eq(json_integer_value(json_object_get(st, "unavailable")), 3, "%s", json_dumps(st, 0));
     json_decref(st);
     wt_stop(&s);
@@ -542,7 +427,7 @@ Test(trace, a_batch_the_collector_refuses_is_not_sent_again)
     free(wt_wait_log(&s, "generation 2 serving", 10000));
     (void)call(&s, "/plain", NULL);
     wt_wait_metric(&s, "weft_trace_spans_exported_total", 1, 15000);
-    json_t *st = collector_get("/stats");
+    json_t *st = wt_collector_get(col_port, "/stats");
     cr_assert_eq(json_integer_value(json_object_get(st, "refused")), 1, "%s", json_dumps(st, 0));
     json_decref(st);
     cr_assert_eq(wt_metric(&s, "weft_trace_spans_dropped_total"), 1);
@@ -579,8 +464,8 @@ Test(trace, the_trace_group_is_reloadable)
     }
     cr_assert(strncmp(v.tp, "00-" T_ID "-", 36) == 0, "not continued after the reload: %s", v.tp);
     wt_wait_metric(&s, "weft_trace_spans_exported_total", 1, 15000);
-    json_t *spans = all_spans();
-    cr_assert_not_null(find_span(spans, T_ID, 2));
+    json_t *spans = wt_spans_all(col_port);
+    cr_assert_not_null(wt_span_find(spans, T_ID, 2));
     json_decref(spans);
     wt_stop(&s);
 }
@@ -639,10 +524,10 @@ Test(trace, weft_s_own_error_line_about_a_request_names_its_trace)
     free(wt_wait_log(&srv, "answering 500 (trace " T_ID ")", 10000));
     /* Its span is an error, with the status. */
     wt_wait_metric(&srv, "weft_trace_spans_exported_total", 1, 15000);
-    json_t *spans = all_spans();
-    json_t *sp = find_span(spans, T_ID, 2);
+    json_t *spans = wt_spans_all(col_port);
+    json_t *sp = wt_span_find(spans, T_ID, 2);
     cr_assert_not_null(sp);
-    cr_assert_str_eq(attr(sp, "http.response.status_code"), "500");
+    cr_assert_str_eq(wt_span_attr(sp, "http.response.status_code"), "500");
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(sp, "status"), "code")), 2);
     json_decref(spans);
 }
@@ -685,9 +570,9 @@ Test(trace, sample_ratio_decides_for_the_traces_weft_starts)
     wt_wait_metric(&s, "weft_trace_spans_exported_total", 1, 15000);
     char trace[33];
     snprintf(trace, sizeof(trace), "%.32s", fresh.tp + 3);
-    json_t *spans = all_spans();
-    cr_assert_not_null(find_span(spans, T_ID, 2));
-    cr_assert_null(find_span(spans, trace, 2), "an unsampled trace was exported");
+    json_t *spans = wt_spans_all(col_port);
+    cr_assert_not_null(wt_span_find(spans, T_ID, 2));
+    cr_assert_null(wt_span_find(spans, trace, 2), "an unsampled trace was exported");
     json_decref(spans);
     cr_assert_eq(wt_metric(&s, "weft_trace_spans_exported_total"), 1);
     wt_stop(&s);
@@ -708,171 +593,6 @@ Test(trace, an_idle_exporter_costs_no_cpu)
     cr_assert_lt(used, 0.1, "%.2f s of CPU in 1 s while idle: the exporter spins", used);
 }
 
-/* ---- answers weft gives itself ---- */
-
-/* The span of `trace` (a server span), waited for with a deadline: it is
- * handed over when h2o frees the request, just after the client has read
- * the answer. */
-static json_t *wait_span(const char *trace, json_t **spans)
-{
-    for (double t0 = wt_now_ms();; usleep(50000)) { /* poll with a deadline */
-        *spans = all_spans();
-        json_t *sp = find_span(*spans, trace, 2);
-        if (sp != NULL)
-            return sp;
-        json_decref(*spans);
-        cr_assert(wt_now_ms() - t0 < 15000, "no server span for trace %s", trace);
-    }
-}
-
-/* One span of an answer: the caller's traceparent its parent, weft's own
- * span id, the status, the method, the path, the route (NULL: none, and
- * the span named by the method), who answered, the client. */
-static void assert_span(const char *trace, const char *what, const char *method, const char *path, const char *route,
-                        const char *by, const char *status)
-{
-    json_t *spans;
-    json_t *sp = wait_span(trace, &spans);
-    cr_assert_str_eq(json_string_value(json_object_get(sp, "parentSpanId")), P_ID, "%s", what);
-    const char *id = json_string_value(json_object_get(sp, "spanId"));
-    cr_assert(is_hex(id, 16) && strcmp(id, P_ID) != 0, "%s: span id %s", what, id);
-    cr_assert_str_eq(attr(sp, "http.response.status_code"), status, "%s", what);
-    cr_assert_str_eq(attr(sp, "http.request.method"), method, "%s", what);
-    cr_assert_str_eq(attr(sp, "url.path"), path, "%s", what);
-    cr_assert_str_eq(attr(sp, "weft.answered_by"), by, "%s", what);
-    cr_assert_str_eq(attr(sp, "client.address"), "127.0.0.1", "%s", what);
-    cr_assert_str_eq(json_string_value(json_object_get(sp, "name")), route != NULL ? route : method, "%s", what);
-    if (route != NULL) {
-        cr_assert_str_eq(attr(sp, "http.route"), route, "%s", what);
-        cr_assert_str_eq(attr(sp, "weft.route"), route, "%s", what);
-    } else {
-        cr_assert_null(attr(sp, "http.route"), "%s", what);
-    }
-    if (strcmp(by, "plugin") != 0)
-        cr_assert_null(attr(sp, "weft.policy"), "%s: no handler ran", what);
-    /* An error is a 5xx; weft's refusals (4xx) are the client's. */
-    long code = json_integer_value(json_object_get(json_object_get(sp, "status"), "code"));
-    cr_assert_eq(code, atoi(status) >= 500 ? 2 : 0, "%s: span status %ld", what, code);
-    json_decref(spans);
-}
-
-/* A trace id of its own for each request: case `c`, policy `p`. */
-static void edge_trace(char *trace, char *hdr, int c, int p)
-{
-    snprintf(trace, 33, "%.24s%04d%04d", T_ID, c, p);
-    snprintf(hdr, 128, "traceparent: 00-%s-" P_ID "-01", trace);
-}
-
-static wt_server edge;
-
-static void start_edge(void)
-{
-    wt_write_conf(&edge, "");
-    char dir[512], cmd[1200];
-    snprintf(dir, sizeof(dir), "%s/www", edge.dir);
-    snprintf(cmd, sizeof(cmd), "mkdir -p %s && printf 'a file\\n' > %s/a.txt", dir, dir);
-    cr_assert_eq(system(cmd), 0);
-    char conf[8192];
-    snprintf(conf, sizeof(conf),
-             "threads = 2;\n" WT_LISTEN "\n"
-             "limits = { request_timeout_ms = 2000; };\n" /* a body that pauses 1.5 s: 408 */
-             "pools = ( { name = \"default\"; size = 4; queue = 100; }, { name = \"tiny\"; size = 1; queue = 0; } );\n"
-             "trace = { otlp_endpoint = \"http://127.0.0.1:%d/v1/traces\"; batch_interval_ms = 50; };\n"
-             "routes = (\n" WT_EACH_POLICY("/limited", "reqinfo",
-                                           " rate_limit = { per = \"client\"; requests = 1; per_s = 3600; };") ",\n"
-             WT_EACH_POLICY("/small", "reqinfo", " methods = [\"POST\"]; max_body = 16;") ",\n"
-             WT_EACH_POLICY("/cors", "reqinfo", " cors = { origins = [\"https://app.example\"]; };") ",\n"
-             "  { path = \"/tiny/delay\"; plugin = \"delay\"; dispatch = \"pool\"; pool = \"tiny\"; "
-             "options = { ms = 5000; }; },\n"
-             "  { path = \"/files\"; static = { dir = \"%s\"; }; }\n);\n",
-             col_port, dir);
-    wt_start(&edge, conf);
-}
-
-/* One request to the edge server under a traceparent of its own (case `c`,
- * policy `p`, its trace id left in `trace`), answered `status`; `extra`
- * headers and `body` may be NULL. Returns the answer (the caller frees it). */
-static wt_resp ask(char *trace, int c, int p, const char *method, const char *path, const char *extra,
-                   const char *body, long status)
-{
-    char tp[128];
-    edge_trace(trace, tp, c, p);
-    const char *hdrs[4] = {tp, NULL, NULL, NULL};
-    size_t n = 1;
-    char copy[512] = "";
-    if (extra != NULL) { /* "A: 1\nB: 2": one header a line */
-        snprintf(copy, sizeof(copy), "%s", extra);
-        for (char *h = strtok(copy, "\n"); h != NULL && n < 3; h = strtok(NULL, "\n"))
-            hdrs[n++] = h;
-    }
-    wt_resp r;
-    cr_assert_eq(wt_http_headers(&edge, method, path, hdrs, body, &r), 0, "%s %s", method, path);
-    cr_assert_eq(r.status, status, "%s %s: %ld %s", method, path, r.status, r.body);
-    return r;
-}
-
-static void ask_done(char *trace, int c, int p, const char *method, const char *path, const char *extra,
-                     const char *body, long status)
-{
-    wt_resp r = ask(trace, c, p, method, path, extra, body, status);
-    wt_resp_free(&r);
-}
-
-Test(trace, weft_s_own_answers_have_spans_under_the_caller_s_parent_under_each_policy)
-{
-    start_edge();
-    char trace[33], path[64];
-    for (int p = 0; p < 3; p++) {
-        /* 429: the first request is the plugin's (its span says so), the second weft's refusal. */
-        snprintf(path, sizeof(path), "/%s/limited", policies[p]);
-        ask_done(trace, 1, p, "GET", path, NULL, NULL, 200);
-        assert_span(trace, "answered by its plugin", "GET", path, path, "plugin", "200");
-        ask_done(trace, 2, p, "GET", path, NULL, NULL, 429);
-        assert_span(trace, "past its rate_limit", "GET", path, path, "weft", "429");
-        /* 413: a body over the route's max_body, refused before the plugin. */
-        snprintf(path, sizeof(path), "/%s/small", policies[p]);
-        ask_done(trace, 3, p, "POST", path, NULL, "a body well over sixteen bytes", 413);
-        assert_span(trace, "a body over max_body", "POST", path, path, "weft", "413");
-        /* 408: a body that stops half-way while weft collects it. */
-        char tp[128], head[256];
-        edge_trace(trace, tp, 9, p);
-        snprintf(head, sizeof(head), "POST %s HTTP/1.1\r\nHost: t\r\n%s\r\nContent-Length: 16\r\n\r\nhalf", path, tp);
-        wt_raw_resp raw;
-        wt_raw_send(edge.port, head, strlen(head), &raw, 20000);
-        cr_assert_eq(raw.status, 408, "%s: %s", path, raw.head != NULL ? raw.head : "(closed)");
-        wt_raw_free(&raw);
-        assert_span(trace, "a body that paused", "POST", path, path, "weft", "408");
-        /* A CORS preflight, answered without the plugin. */
-        snprintf(path, sizeof(path), "/%s/cors", policies[p]);
-        ask_done(trace, 4, p, "OPTIONS", path, "Origin: https://app.example\nAccess-Control-Request-Method: GET", NULL,
-                 204);
-        assert_span(trace, "a preflight", "OPTIONS", path, path, "weft", "204");
-    }
-    /* 404: no route, so the span is named by the method. */
-    ask_done(trace, 5, 0, "GET", "/no/such/route", NULL, NULL, 404);
-    assert_span(trace, "a 404", "GET", "/no/such/route", NULL, "weft", "404");
-    /* A static file, then the same file again with its ETag: 304. */
-    wt_resp r = ask(trace, 6, 0, "GET", "/files/a.txt", NULL, NULL, 200);
-    char etag[128], inm[160];
-    cr_assert_not_null(wt_header(&r, "etag", etag, sizeof(etag)), "%s", r.headers);
-    wt_resp_free(&r);
-    assert_span(trace, "a static 200", "GET", "/files/a.txt", "/files", "static", "200");
-    snprintf(inm, sizeof(inm), "If-None-Match: %s", etag);
-    ask_done(trace, 7, 0, "GET", "/files/a.txt", inm, NULL, 304);
-    assert_span(trace, "a static 304", "GET", "/files/a.txt", "/files", "static", "304");
-
-    /* The built-in endpoints (the /metrics read by the waits above) make none. */
-    json_t *spans = all_spans();
-    size_t i;
-    json_t *sp;
-    json_array_foreach(spans, i, sp) {
-        const char *url = attr(sp, "url.path");
-        cr_assert(url == NULL || strcmp(url, "/metrics") != 0, "a span for /metrics");
-    }
-    json_decref(spans);
-    wt_finish(&edge); /* a clean exit: sanitizer reports count */
-}
-
 Test(trace, without_an_endpoint_weft_s_own_answers_cost_no_trace)
 {
     /* No exporter: an answer weft gives itself starts no trace (the access
@@ -884,21 +604,4 @@ Test(trace, without_an_endpoint_weft_s_own_answers_cost_no_trace)
     cr_assert(strlen(line) > 2 && strcmp(line + strlen(line) - 2, " -") == 0, "404 line: %s", line);
     free(line);
     wt_finish(&s);
-}
-
-Test(trace, a_full_pool_s_503_is_a_span_of_the_plugin_route)
-{
-    start_edge();
-    /* The tiny pool's only worker held by a request left unread (5 s, a
-     * margin a loaded machine cannot eat; closing it cancels the wait). */
-    int held = wt_send_get(&edge, "/tiny/delay");
-    wt_wait_metric(&edge, "weft_inflight_requests", 1, 10000);
-    char trace[33];
-    ask_done(trace, 8, 0, "GET", "/tiny/delay", NULL, NULL, 503);
-    close(held);
-    assert_span(trace, "a full pool", "GET", "/tiny/delay", "/tiny/delay", "plugin", "503");
-    json_t *spans;
-    cr_assert_str_eq(attr(wait_span(trace, &spans), "weft.policy"), "pool");
-    json_decref(spans);
-    wt_finish(&edge);
 }

@@ -137,6 +137,10 @@ int wt_mock_start(pid_t *pid);
 /** The same over https with the given PEM certificate and key. */
 int wt_mock_start_tls(pid_t *pid, const char *cert, const char *key);
 void wt_mock_stop(pid_t pid);
+/** Starts tests/support/SCRIPT (a Python server that prints "port N" first)
+ *  with up to 5 `args` (NULL-terminated, or NULL); returns its port. Stop it
+ *  with wt_mock_stop. */
+int wt_py_server_start(pid_t *pid, const char *script, const char *const *args);
 
 /** Runs `weft ARGS...` to completion; stdout+stderr into out (malloc'd). Returns the exit status. */
 int wt_run(char **out, const char *const *args, const char *const *extra_env);
