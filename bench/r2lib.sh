@@ -88,10 +88,15 @@ request = function() return wrk.format("GET", wrk.path .. math.random(1, 1000)) 
 EOF
     cat "$TMP/report.lua" >>"$TMP/random.lua"
 }
+# A client runs on the CPUs of BENCH_CLIENT_CPUS (a taskset list) when set,
+# with BENCH_CLIENT_THREADS threads (default 2).
+client() {
+    if [[ -n ${BENCH_CLIENT_CPUS:-} ]]; then taskset -c "$BENCH_CLIENT_CPUS" "$@"; else "$@"; fi
+}
 # run_wrk CONNS SECONDS URL [script] — "rps=N p50=ms p99=ms errors=N"
 run_wrk() {
     local out
-    out=$(wrk -t2 -c"$1" -d"$2s" --timeout 10s -s "${4:-$TMP/report.lua}" "$3" 2>&1 | awk '/^RESULT/')
+    out=$(client wrk -t"${BENCH_CLIENT_THREADS:-2}" -c"$1" -d"$2s" --timeout 10s -s "${4:-$TMP/report.lua}" "$3" 2>&1 | awk '/^RESULT/')
     [[ -n $out ]] || { log "wrk gave no result for $3"; echo "0 p50=0 p99=0 errors=1"; return; }
     awk '{ printf "%.0f p50=%.2f p99=%.2f errors=%d\n", $2 / ($3 / 1e6), $4 / 1000, $5 / 1000, $6 }' <<<"$out"
 }
@@ -99,7 +104,7 @@ run_wrk() {
 run_h2load() {
     local c=$1 m=$2 s=$3
     shift 3
-    h2load -c"$c" -m"$m" -t2 -D "$s" "$@" 2>&1 |
+    client h2load -c"$c" -m"$m" -t"${BENCH_CLIENT_THREADS:-2}" -D "$s" "$@" 2>&1 |
         awk '/^finished in/ { gsub(",", ""); rps = $4 }
              /^requests:/ { gsub(",", ""); err += $10 }      # failed (errored included)
              /^status codes:/ { gsub(",", ""); err += $7 + $9 } # 4xx, 5xx

@@ -3,15 +3,17 @@
 # server built from the same vendored tree (cmake target h2o-server: the same
 # libh2o commit, the same file handler) and nginx, on the same machine in the
 # same run. A 5-byte file and a 1 MB file, HTTP/1.1 (wrk -c100) and h2c
-# (h2load -c10 -m10); every server with $(nproc) threads / workers.
+# (h2load -c10 -m10), in two layouts: pinned (each server one thread on CPU 0,
+# the load generator on CPU 1: the target's) and shared ($(nproc) threads /
+# workers each, nothing pinned).
 #
 #   bench/static.sh            # print the section to stdout
 #   bench/static.sh --write    # ... and write it into docs/BENCHMARKS.md
 #
 # Interleaved rounds (one run of each server per round, the order rotated),
 # 3 rounds, 2 more when a spread exceeds 10 %; medians with min–max, and the
-# ratio weft / h2o per row (target ≥ 0.95×). Bounded: 2 files × 2 protocols ×
-# 3 servers × 3–5 runs of BENCH_SECONDS (default 5) ≈ 3–5 minutes.
+# ratio weft / h2o per row (target ≥ 0.95×). Bounded: 2 layouts × 2 files ×
+# 2 protocols × 3 servers × 3–5 runs of BENCH_SECONDS (default 5) ≈ 6–10 min.
 #
 # Needs: packaging/install-deps.sh bench (wrk, h2load, nginx-light, curl).
 # Environment: BENCH_SECONDS, WEFT_BUILD (Release build directory, default
@@ -48,16 +50,23 @@ head -c 1048576 /dev/urandom >"$TMP/www/1m.bin"
 chmod -R a+rX "$TMP/www"
 wrk_lua
 
-free_port wp hp np nc
-cat >"$TMP/weft.conf" <<EOF
-threads = $NCPU;
+# start_servers THREADS [CPUS] — weft, h2o and nginx with THREADS threads /
+# workers each, on the CPUs of CPUS (a taskset list) when given; sets the
+# ports and pids the measurements read.
+wp='' hp='' np='' nc='' pid_weft='' pid_h2o='' pid_nginx=''
+start_servers() {
+    local n=$1 pin=() p
+    [[ -n ${2:-} ]] && pin=(taskset -c "$2")
+    free_port wp hp np nc
+    cat >"$TMP/weft.conf" <<EOF
+threads = $n;
 listen = [ "127.0.0.1:$wp" ];
 admin = false;
 log = { level = "warn"; request_id_header = "never"; };
 routes = ( { path = "/"; static = { dir = "$TMP/www"; }; } );
 EOF
-cat >"$TMP/h2o.yaml" <<EOF
-num-threads: $NCPU
+    cat >"$TMP/h2o.yaml" <<EOF
+num-threads: $n
 user: nobody
 error-log: $TMP/h2o.err
 listen:
@@ -69,8 +78,8 @@ hosts:
       /:
         file.dir: $TMP/www
 EOF
-cat >"$TMP/nginx.conf" <<EOF
-worker_processes $NCPU;
+    cat >"$TMP/nginx.conf" <<EOF
+worker_processes $n;
 daemon off;
 pid $TMP/nginx.pid;
 error_log $TMP/nginx.err;
@@ -89,22 +98,24 @@ http {
   }
 }
 EOF
-"$TMP/weft" -t -c "$TMP/weft.conf" >"$TMP/check.log" 2>&1 || { cat "$TMP/check.log" >&2; die "weft rejects its config"; }
-"$TMP/h2o" -t -c "$TMP/h2o.yaml" >"$TMP/h2o.log" 2>&1 || { cat "$TMP/h2o.log" >&2; die "h2o rejects its config"; }
-"$TMP/weft" -c "$TMP/weft.conf" 2>>"$TMP/weft.log" &
-pid_weft=$!
-PIDS+=($!)
-"$TMP/h2o" -c "$TMP/h2o.yaml" >>"$TMP/h2o.log" 2>&1 &
-pid_h2o=$!
-PIDS+=($!)
-nginx -c "$TMP/nginx.conf" -e "$TMP/nginx.err" >/dev/null 2>&1 &
-pid_nginx=$!
-PIDS+=($!)
-for p in "$wp" "$hp" "$np"; do
-    wait_http "http://127.0.0.1:$p/5b.txt"
-    [[ $(curl -s "http://127.0.0.1:$p/5b.txt") == hello ]] || die "port $p does not serve 5b.txt"
-    [[ $(curl -s "http://127.0.0.1:$p/1m.bin" | cmp - "$TMP/www/1m.bin" && echo same) == same ]] || die "port $p: 1m.bin differs"
-done
+    "$TMP/weft" -t -c "$TMP/weft.conf" >"$TMP/check.log" 2>&1 || { cat "$TMP/check.log" >&2; die "weft rejects its config"; }
+    "$TMP/h2o" -t -c "$TMP/h2o.yaml" >"$TMP/h2o.log" 2>&1 || { cat "$TMP/h2o.log" >&2; die "h2o rejects its config"; }
+    "${pin[@]}" "$TMP/weft" -c "$TMP/weft.conf" 2>>"$TMP/weft.log" &
+    pid_weft=$!
+    PIDS+=($!)
+    "${pin[@]}" "$TMP/h2o" -c "$TMP/h2o.yaml" >>"$TMP/h2o.log" 2>&1 &
+    pid_h2o=$!
+    PIDS+=($!)
+    "${pin[@]}" nginx -c "$TMP/nginx.conf" -e "$TMP/nginx.err" >/dev/null 2>&1 &
+    pid_nginx=$!
+    PIDS+=($!)
+    for p in "$wp" "$hp" "$np"; do
+        wait_http "http://127.0.0.1:$p/5b.txt"
+        [[ $(curl -s "http://127.0.0.1:$p/5b.txt") == hello ]] || die "port $p does not serve 5b.txt"
+        [[ $(curl -s "http://127.0.0.1:$p/1m.bin" | cmp - "$TMP/www/1m.bin" && echo same) == same ]] || die "port $p: 1m.bin differs"
+    done
+}
+stop_servers() { for p in "$pid_weft" "$pid_h2o" "$pid_nginx"; do stop_pid "$p"; done; }
 
 h1() { run_wrk 100 "$SECS" "$1"; }
 h2() { run_h2load 10 10 "$SECS" "$1"; }
@@ -127,49 +138,69 @@ srv_once() { # FN URL PID — "rps ... cpu_us=µs of server CPU per request"
     awk -v o="$out" -v t=$(($(tree_ticks "$3") - t0)) -v hz="$hz" -v s="$SECS" \
         'BEGIN { split(o, f, " "); printf "%s cpu_us=%.2f\n", o, (f[1] > 0) ? t / hz * 1e6 / (f[1] * s) : 0 }'
 }
-rows="" ratios=""
-for file in 5b.txt 1m.bin; do
-    for proto in "HTTP/1.1 (wrk -c100)|h1|$wp|$hp|$np" "h2c (h2load -c10 -m10)|h2|$wp|$hp|$nc"; do
-        IFS='|' read -r name fn p_w p_h p_n <<<"$proto"
-        srvs=("weft:$p_w:$pid_weft" "h2o:$p_h:$pid_h2o" "nginx:$p_n:$pid_nginx")
-        declare -A sv=() sall=() med=() cpu=()
-        for ((round = 0; round < 5; round++)); do
-            for ((k = 0; k < ${#srvs[@]}; k++)); do
-                IFS=: read -r s port pid <<<"${srvs[(k + round) % ${#srvs[@]}]}"
-                out=$(srv_once "$fn" "http://127.0.0.1:$port/$file" "$pid") || die "$s: $fn failed"
-                sv[$s]+="${out%% *} "
-                sall[$s]+="$out;"
-            done
-            if ((round == 2)); then
-                wide=0
-                for s in "${!sv[@]}"; do
-                    # shellcheck disable=SC2086
-                    read -r _ _ _ sp <<<"$(stats ${sv[$s]})"
-                    awk -v s="$sp" 'BEGIN { exit !(s > 10) }' && wide=1
+# measure LAYOUT — the four rows (two files × two protocols) of one layout,
+# appended to rows and ratios.
+measure() {
+    local layout=$1 file proto name fn p_w p_h p_n round k s port pid out wide sp srv wh wn eh ok
+    for file in 5b.txt 1m.bin; do
+        for proto in "HTTP/1.1 (wrk -c100)|h1|$wp|$hp|$np" "h2c (h2load -c10 -m10)|h2|$wp|$hp|$nc"; do
+            IFS='|' read -r name fn p_w p_h p_n <<<"$proto"
+            local srvs=("weft:$p_w:$pid_weft" "h2o:$p_h:$pid_h2o" "nginx:$p_n:$pid_nginx")
+            declare -A sv=() sall=() med=() cpu=()
+            for ((round = 0; round < 5; round++)); do
+                for ((k = 0; k < ${#srvs[@]}; k++)); do
+                    IFS=: read -r s port pid <<<"${srvs[(k + round) % ${#srvs[@]}]}"
+                    out=$(srv_once "$fn" "http://127.0.0.1:$port/$file" "$pid") || die "$s: $fn failed"
+                    sv[$s]+="${out%% *} "
+                    sall[$s]+="$out;"
                 done
-                ((wide)) || break
-                log "$file $name: a spread over 10 % in 3 rounds: two more"
-            fi
+                if ((round == 2)); then
+                    wide=0
+                    for s in "${!sv[@]}"; do
+                        # shellcheck disable=SC2086
+                        read -r _ _ _ sp <<<"$(stats ${sv[$s]})"
+                        awk -v s="$sp" 'BEGIN { exit !(s > 10) }' && wide=1
+                    done
+                    ((wide)) || break
+                    log "$layout $file $name: a spread over 10 % in 3 rounds: two more"
+                fi
+            done
+            for srv in "${srvs[@]}"; do
+                s=${srv%%:*}
+                # shellcheck disable=SC2086
+                read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats ${sv[$s]})"
+                # shellcheck disable=SC2034 # R_ALL is read by field
+                R_ALL=${sall[$s]}
+                med[$s]=$R_MED cpu[$s]=$(field cpu_us)
+                rows+="| $layout | $file | $name | $s | $(fmt "$R_MED" "$R_MIN" "$R_MAX") | ${cpu[$s]} | $(field errors) |"$'\n'
+            done
+            wh=$(awk -v a="${med[weft]}" -v b="${med[h2o]}" 'BEGIN { printf "%.2f", a / b }')
+            wn=$(awk -v a="${med[weft]}" -v b="${med[nginx]}" 'BEGIN { printf "%.2f", a / b }')
+            # Efficiency: requests per CPU second, weft's over h2o's (= h2o's µs per request over weft's).
+            eh=$(awk -v a="${cpu[h2o]}" -v b="${cpu[weft]}" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+            ok=$(awk -v r="$wh" -v e="$eh" 'BEGIN { print (r >= 0.95) ? "met" : (e >= 0.95 ? "req/s missed, CPU met" : "**missed**") }')
+            ratios+="| $layout | $file | $name | **$wh×** | **$eh×** | $wn× | $ok |"$'\n'
+            log "$layout $file $name: weft ${med[weft]}, h2o ${med[h2o]}, nginx ${med[nginx]} req/s; µs/request ${cpu[weft]} ${cpu[h2o]} ${cpu[nginx]}: weft/h2o $wh (CPU $eh)"
+            unset sv sall med cpu
         done
-        for srv in "${srvs[@]}"; do
-            s=${srv%%:*}
-            # shellcheck disable=SC2086
-            read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats ${sv[$s]})"
-            # shellcheck disable=SC2034 # R_ALL is read by field
-            R_ALL=${sall[$s]}
-            med[$s]=$R_MED cpu[$s]=$(field cpu_us)
-            rows+="| $file | $name | $s | $(fmt "$R_MED" "$R_MIN" "$R_MAX") | ${cpu[$s]} | $(field errors) |"$'\n'
-        done
-        wh=$(awk -v a="${med[weft]}" -v b="${med[h2o]}" 'BEGIN { printf "%.2f", a / b }')
-        wn=$(awk -v a="${med[weft]}" -v b="${med[nginx]}" 'BEGIN { printf "%.2f", a / b }')
-        # Efficiency: requests per CPU second, weft's over h2o's (= h2o's µs per request over weft's).
-        eh=$(awk -v a="${cpu[h2o]}" -v b="${cpu[weft]}" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
-        ok=$(awk -v r="$wh" -v e="$eh" 'BEGIN { print (r >= 0.95) ? "met" : (e >= 0.95 ? "req/s missed, CPU met" : "**missed**") }')
-        ratios+="| $file | $name | **$wh×** | **$eh×** | $wn× | $ok |"$'\n'
-        log "$file $name: weft ${med[weft]}, h2o ${med[h2o]}, nginx ${med[nginx]} req/s; µs/request ${cpu[weft]} ${cpu[h2o]} ${cpu[nginx]}: weft/h2o $wh (CPU $eh)"
-        unset sv sall med cpu
     done
-done
+}
+
+rows="" ratios=""
+# Pinned: each server has one thread on CPU 0 and the load generator (one
+# thread) has CPU 1 to itself, so a run measures the server. Shared: every
+# server has $NCPU threads and the load generator two, all placed by the
+# scheduler: on 2 cores, 4 busy threads, and how a server's accept spreads
+# the 10 h2load connections over its threads moves the 1 MB h2c result more
+# than the server's own cost does (docs/BENCHMARKS.md, under the table).
+if ((NCPU >= 2)); then
+    start_servers 1 0
+    BENCH_CLIENT_CPUS=1 BENCH_CLIENT_THREADS=1 measure pinned
+    stop_servers
+fi
+start_servers "$NCPU"
+measure shared
+stop_servers
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 section="<!-- BEGIN static.sh -->
@@ -178,15 +209,17 @@ section="<!-- BEGIN static.sh -->
 \`bench/static.sh\`, $(date -u +%Y-%m-%d), $NCPU CPUs shared with other jobs (load average $LOAD0 before, $LOAD1 after).
 weft serves a static route on \`/\` (h2o's file handler behind weft's router and its path, symlink and Range
 checks); h2o serves the same directory with \`file.dir\` (its server built from third_party/h2o, cmake target
-\`h2o-server\`, the same libh2o commit); nginx with \`root\` and \`sendfile on\`. $NCPU threads / workers each,
-cleartext loopback, ${SECS} s per run, the servers interleaved round by round; medians of 3 runs (5 when a
-spread exceeded 10 %) with min–max, in requests/s.
+\`h2o-server\`, the same libh2o commit); nginx with \`root\` and \`sendfile on\`. Two layouts: **pinned**, each
+server one thread on CPU 0 and the load generator one thread on CPU 1 (the target's layout: a run measures the
+server, not where the scheduler put it); **shared**, $NCPU threads / workers each and a two-thread load generator,
+nothing pinned. Cleartext loopback, ${SECS} s per run, the servers interleaved round by round; medians of 3 runs
+(5 when a spread exceeded 10 %) with min–max, in requests/s.
 
-| file | protocol | weft / h2o req/s (target ≥ 0.95×) | weft / h2o requests per CPU second | weft / nginx req/s | target |
-|---|---|---|---|---|---|
+| layout | file | protocol | weft / h2o req/s (target ≥ 0.95×) | weft / h2o requests per CPU second | weft / nginx req/s | target |
+|---|---|---|---|---|---|---|
 ${ratios}
-| file | protocol | server | req/s median (min–max) | server CPU µs / request | errors |
-|---|---|---|---|---|---|
+| layout | file | protocol | server | req/s median (min–max) | server CPU µs / request | errors |
+|---|---|---|---|---|---|---|
 ${rows}
 Ratios are of the same run. req/s moves with the share of the 2 cores the machine's other jobs leave each
 server during its run; server CPU time per request (the process and its children, from /proc) does not, so
