@@ -5,7 +5,10 @@
 # same run. A 5-byte file and a 1 MB file, HTTP/1.1 (wrk -c100) and h2c
 # (h2load -c10 -m10), in two layouts: pinned (each server one thread on CPU 0,
 # the load generator on CPU 1: the target's) and shared ($(nproc) threads /
-# workers each, nothing pinned).
+# workers each, nothing pinned). Each server does what weft's static route
+# does by default: it serves precompressed siblings when asked (h2o's
+# file.send-compressed, nginx's gzip_static); weft and h2o then both send
+# Vary: Accept-Encoding.
 #
 #   bench/static.sh            # print the section to stdout
 #   bench/static.sh --write    # ... and write it into docs/BENCHMARKS.md
@@ -77,6 +80,7 @@ hosts:
     paths:
       /:
         file.dir: $TMP/www
+        file.send-compressed: ON
 EOF
     cat >"$TMP/nginx.conf" <<EOF
 worker_processes $n;
@@ -95,6 +99,7 @@ http {
     listen 127.0.0.1:$np;
     listen 127.0.0.1:$nc http2;
     root $TMP/www;
+    gzip_static on;
   }
 }
 EOF
@@ -113,6 +118,11 @@ EOF
         wait_http "http://127.0.0.1:$p/5b.txt"
         [[ $(curl -s "http://127.0.0.1:$p/5b.txt") == hello ]] || die "port $p does not serve 5b.txt"
         [[ $(curl -s "http://127.0.0.1:$p/1m.bin" | cmp - "$TMP/www/1m.bin" && echo same) == same ]] || die "port $p: 1m.bin differs"
+    done
+    # The same answer: weft and h2o say the file has precompressed variants
+    # (nginx's gzip_static says so only when a .gz exists).
+    for p in "$wp" "$hp"; do
+        curl -sI "http://127.0.0.1:$p/5b.txt" | grep -qi '^vary: *accept-encoding' || die "port $p: no Vary: Accept-Encoding"
     done
 }
 stop_servers() { for p in "$pid_weft" "$pid_h2o" "$pid_nginx"; do stop_pid "$p"; done; }

@@ -161,6 +161,22 @@ const struct sockaddr *weft_conn_local_addr(weft_conn *c)
     return c->local.sa.sa_family != AF_UNSPEC ? &c->local.sa : NULL;
 }
 
+/* h2o caches the peer's address, but copying it out and keying it on every
+ * request of a connection is work done once here. */
+const weft_sockaddr *weft_conn_remote_addr(weft_conn *c, const weft_peer_key **key)
+{
+    if (c->remote.sa.sa_family == AF_UNSPEC && c->sock != NULL) {
+        struct sockaddr_storage ss;
+        socklen_t len = h2o_socket_getpeername(c->sock, (struct sockaddr *)&ss);
+        if (len > 0 && len <= sizeof(c->remote) && (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)) {
+            memcpy(&c->remote, &ss, len);
+            weft_peer_key_of(&c->remote.sa, &c->remote_key);
+        }
+    }
+    *key = &c->remote_key;
+    return c->remote.sa.sa_family != AF_UNSPEC ? &c->remote : NULL;
+}
+
 void weft_conn_busy(weft_conn *c, int delta, uint64_t now_ns)
 {
     c->busy = (unsigned)((int)c->busy + delta);

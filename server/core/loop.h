@@ -64,7 +64,26 @@ typedef struct weft_loop {
     weft_timer accept_retry;
     struct weft_conn *conns_oldest, *conns_newest; /* open client connections, in accept order */
     const int *setup_fds; /* start-up arguments, consumed by the loop thread */
+    /* weft_loop_now_ns(): CLOCK_MONOTONIC read once per h2o_evloop_run. */
+    uint64_t clock_run, clock_ns;
 } weft_loop;
+
+/**
+ * The monotonic time as of the first ask in this loop's current wake-up
+ * (one h2o_evloop_run), on its own thread only: every request handled in
+ * one wake-up shares one clock read, as h2o's own cached timestamps do
+ * (h2o's are wall-clock time and may step; these never do). The same base
+ * as weft_now_ns(): the two may be compared and subtracted. Whatever runs
+ * and ends within one wake-up measures 0 by it.
+ */
+static inline uint64_t weft_loop_now_ns(weft_loop *L)
+{
+    if (L->clock_run != L->evloop->run_count || L->clock_ns == 0) {
+        L->clock_run = L->evloop->run_count;
+        L->clock_ns = weft_now_ns();
+    }
+    return L->clock_ns;
+}
 
 /**
  * A client connection as the loop admits it. Higher layers mark it busy
@@ -82,6 +101,8 @@ typedef struct weft_conn {
     int peer_counted;       /* counted for limits.max_connections_per_ip: released at close */
     weft_peer_key peer;
     weft_sockaddr local;    /* getsockname once, at its first request (AF_UNSPEC until then) */
+    weft_sockaddr remote;   /* the peer (the PROXY header's, if any) and its key, at its first request */
+    weft_peer_key remote_key;
     int listener;           /* index of the main listener it came in on (config listen[]); -1: admin */
     /* While its PROXY header is read (core/proxyproto.h), before h2o has it. */
     weft_timer pp_timer;
@@ -97,6 +118,12 @@ typedef struct weft_conn {
 weft_conn *weft_conn_of(h2o_socket_t *sock);
 /** The local address `c` was accepted on, or NULL (not IPv4/IPv6, or closed before it was asked). Loop thread. */
 const struct sockaddr *weft_conn_local_addr(weft_conn *c);
+/**
+ * The peer `c` was accepted from (the PROXY header's address when the
+ * listener reads one) and its key, or NULL (not IPv4/IPv6, or closed before
+ * it was asked). Asked once per connection. Loop thread.
+ */
+const weft_sockaddr *weft_conn_remote_addr(weft_conn *c, const weft_peer_key **key);
 /** A request on `c` starts (+1) or completes (-1) at `now_ns` (weft_now_ns(), read by the caller anyway). Loop thread. */
 void weft_conn_busy(weft_conn *c, int delta, uint64_t now_ns);
 

@@ -8,6 +8,7 @@
 #include "base/cidr.h"
 #include "base/log.h"
 #include "base/timer.h"
+#include "core/loop.h"
 
 /* Hops looked at, right to left: past this many trusted ones the last stands. */
 #define MAX_HOPS 32
@@ -184,19 +185,34 @@ static void set_proto(h2o_req_t *req, int https)
                           https ? "https" : "http", https ? 5 : 4);
 }
 
-void weft_client_addr(h2o_req_t *req, const weft_listen_cfg *lc, weft_client *out)
+/* The connection's peer into `out`: 0, or -1 when it has no IP address. */
+static int peer_of(h2o_req_t *req, weft_conn *conn, weft_client *out)
 {
+    const weft_peer_key *key;
+    const weft_sockaddr *sa = conn != NULL ? weft_conn_remote_addr(conn, &key) : NULL;
+    if (sa != NULL) {
+        out->sa = *sa;
+        memcpy(out->key, key->addr, 16);
+        return 0;
+    }
     struct sockaddr_storage ss;
     socklen_t len = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss);
-    out->from_header = 0;
-    out->sa.sa.sa_family = AF_UNSPEC;
-    memset(out->key, 0, sizeof(out->key));
     if (len == 0 || len > sizeof(out->sa) || (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
-        return;
+        return -1;
     memcpy(&out->sa, &ss, len);
     weft_peer_key k;
     weft_peer_key_of(&out->sa.sa, &k);
     memcpy(out->key, k.addr, 16);
+    return 0;
+}
+
+void weft_client_addr(h2o_req_t *req, weft_conn *conn, const weft_listen_cfg *lc, weft_client *out)
+{
+    out->from_header = 0;
+    out->sa.sa.sa_family = AF_UNSPEC;
+    memset(out->key, 0, sizeof(out->key));
+    if (peer_of(req, conn, out) != 0)
+        return;
     if (lc == NULL || lc->n_trusted == 0)
         return;
     if (!weft_cidr_match(lc->trusted, lc->n_trusted, out->key)) {

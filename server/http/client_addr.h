@@ -17,6 +17,8 @@
 #include "config/config.h"
 #include "core/peers.h"
 
+struct weft_conn;
+
 typedef struct weft_client {
     weft_sockaddr sa; /* the client: AF_UNSPEC when the connection has no IP peer */
     uint8_t key[16];  /* sa as 16 bytes (IPv4 as ::ffff:a.b.c.d), the rate limits' key */
@@ -24,12 +26,13 @@ typedef struct weft_client {
 } weft_client;
 
 /**
- * Fills `out` for `req` on a connection accepted on listener `lc` (NULL:
- * no trusted proxies, e.g. the admin listener). When the address came from
+ * Fills `out` for `req` on the connection `conn` (its address is asked once
+ * per connection; NULL: asked of h2o) accepted on listener `lc` (NULL: no
+ * trusted proxies, e.g. the admin listener). When the address came from
  * a header it is also set as the request's "weft-client" environment entry
  * (the access log's %h) and the scheme from X-Forwarded-Proto is applied.
  * Loop thread.
  */
-void weft_client_addr(h2o_req_t *req, const weft_listen_cfg *lc, weft_client *out);
+void weft_client_addr(h2o_req_t *req, struct weft_conn *conn, const weft_listen_cfg *lc, weft_client *out);
 
 #endif

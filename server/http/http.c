@@ -171,9 +171,9 @@ static void complete(weft_req *r)
         else
             weft_respond_req(link->req, r);
     }
-    weft_generation *g = weft_route_gen(r->route);
+    weft_gen_ref g = {.gen = weft_route_gen(r->route), .epoch = r->gen_epoch};
     weft_req_trace_end(r, cancelled == WEFT_CANCEL_CLIENT ? 499 : cancelled == WEFT_CANCEL_DEADLINE ? 504 : r->status);
-    uint64_t now = weft_now_ns();
+    uint64_t now = weft_loop_now_ns(L);
     weft_abuse_request_end(r->conn);
     if (r->conn != NULL)
         weft_conn_busy(r->conn, -1, now);
@@ -185,7 +185,7 @@ static void complete(weft_req *r)
         weft_stats_request(L->stats, r->route->stat_slot, r->status, now - r->start_ns);
     weft_body_release(r);
     weft_req_free(r);
-    weft_generation_release(g);
+    weft_generation_release_on_loop(g);
 }
 
 /* Copy what a handler may read out of h2o's request, because the handler may
@@ -266,7 +266,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     /* Who the client is, first: every answer's access log line names it. */
     weft_conn *conn = weft_conn_of(weft_h2o_req_socket(req));
     weft_client client;
-    weft_client_addr(req, conn != NULL && conn->listener >= 0 && (size_t)conn->listener < g->cfg->n_listen
+    weft_client_addr(req, conn, conn != NULL && conn->listener >= 0 && (size_t)conn->listener < g->cfg->n_listen
                               ? &g->cfg->listen[conn->listener]
                               : NULL,
                      &client);
@@ -328,7 +328,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
     weft_route *route = m.route;
-    ad.limit = (weft_ratelimit_route){.path = route->cfg->path, .cfg = &route->cfg->rate_limit,
+    ad.limit = (weft_ratelimit_route){.path = route->cfg->path, .kind = WEFT_RL_KIND_PLUGIN, .cfg = &route->cfg->rate_limit,
                                       .limiter = weft_ratelimit_slot(route)};
     weft_trace_answer_route(at, route->cfg->path, "weft");
     /* Rate limits before anything else is spent on the request. */
@@ -360,7 +360,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         early(req, refused, ad.why);
         return 0;
     }
-    uint64_t now = ad.now; /* one clock read serves the budget and the request's latency */
+    uint64_t now = ad.now; /* the loop's clock: the budget and the request's latency share it */
     weft_req *r = copy_request(req, &m, route, method_bit, conn, &client);
     if (r == NULL) {
         weft_abuse_request_end(conn);
@@ -389,7 +389,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     /* h2o's access log runs when it frees a request; one freed before weft
      * answered (client gone) is logged as nginx does: 499. */
     req->res.status = 499;
-    weft_generation_retain(g);
+    r->gen_epoch = weft_generation_retain_on_loop(g).epoch;
     L->inflight++;
     atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
     /* Without memory for the timer the route serves without its deadline. */

@@ -8,9 +8,10 @@
 #include "base/stats.h"
 #include "http/ratelimit_table.h"
 
-/* One per route path, never freed: reloads find it again. */
+/* One per route path and kind, never freed: reloads find it again. */
 struct weft_ratelimit {
     char *path;
+    const char *kind; /* a string literal: WEFT_RL_KIND_* */
     weft_ratelimit_cfg cfg; /* what `id` stands for (under mu) */
     _Atomic uint32_t id;    /* table key part; a new one when the route's rate_limit changes */
     atomic_uint_fast64_t limited;
@@ -33,20 +34,22 @@ static WEFT_ROUTE_SLOT(rl_slot)
 
 void **weft_ratelimit_slot(weft_route *route) { return &route->slots[rl_slot]; }
 
-/* The route's limiter, found by path at its first request in a generation. */
-static struct weft_ratelimit *limit_for(const char *path, const weft_ratelimit_cfg *c, size_t capacity)
+/* The route's limiter, found by path and kind at its first request in a generation. */
+static struct weft_ratelimit *limit_for(const char *path, const char *kind, const weft_ratelimit_cfg *c,
+                                        size_t capacity)
 {
     if (c->per == WEFT_RL_CLIENT && weft_rl_table_init(capacity) != 0)
         return NULL;
     pthread_mutex_lock(&mu);
     struct weft_ratelimit *l = atomic_load(&head);
-    while (l != NULL && strcmp(l->path, path) != 0)
+    while (l != NULL && (strcmp(l->path, path) != 0 || strcmp(l->kind, kind) != 0))
         l = l->next;
     if (l == NULL && (l = calloc(1, sizeof(*l))) != NULL) {
         if ((l->path = strdup(path)) == NULL) {
             free(l);
             l = NULL;
         } else {
+            l->kind = kind;
             l->next = atomic_load(&head);
             atomic_store(&head, l); /* /metrics walks the list without the mutex */
         }
@@ -90,7 +93,7 @@ int weft_ratelimit_refuse(h2o_req_t *req, const weft_ratelimit_route *route, con
     if (l == NULL) {
         /* The route's first request in this generation. Without memory the
          * route serves unlimited rather than not at all. */
-        if ((l = limit_for(route->path, c, capacity)) == NULL)
+        if ((l = limit_for(route->path, route->kind, c, capacity)) == NULL)
             return 0;
         __atomic_store_n((struct weft_ratelimit **)route->limiter, l, __ATOMIC_RELEASE);
     }
@@ -122,11 +125,11 @@ int weft_ratelimit_refuse(h2o_req_t *req, const weft_ratelimit_route *route, con
 void weft_ratelimit_metrics(FILE *f)
 {
     weft_stats_write_header(f, "weft_rate_limited_total", "counter",
-                            "Requests answered 429 by a route's rate_limit, by route.");
+                            "Requests answered 429 by a route's rate_limit, by route path and kind (plugin or static).");
     for (struct weft_ratelimit *l = atomic_load(&head); l != NULL; l = l->next) {
         fputs("weft_rate_limited_total{route=\"", f);
         weft_stats_write_escaped(f, l->path);
-        fprintf(f, "\"} %llu\n", (unsigned long long)atomic_load_explicit(&l->limited, memory_order_relaxed));
+        fprintf(f, "\",kind=\"%s\"} %llu\n", l->kind, (unsigned long long)atomic_load_explicit(&l->limited, memory_order_relaxed));
     }
     size_t used, cap;
     uint64_t evicted;

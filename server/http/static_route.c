@@ -1,7 +1,6 @@
 #include "http/static_route.h"
 
 #include "base/stats.h"
-#include "base/timer.h"
 #include "core/loop.h"
 #include "edge/static.h"
 #include "http/abuse.h"
@@ -12,7 +11,7 @@
  * admission never evicts a connection mid-download and its record outlives
  * the socket). */
 typedef struct static_hold {
-    weft_generation *gen;
+    weft_gen_ref gen;
     weft_loop *loop;
     weft_conn *conn;
     h2o_req_t *req;
@@ -36,8 +35,8 @@ static void release_hold(void *p)
         weft_abuse_reset(h->loop, h->req);
     weft_abuse_request_end(h->conn);
     if (h->conn != NULL)
-        weft_conn_busy(h->conn, -1, weft_now_ns());
-    weft_generation_release(h->gen);
+        weft_conn_busy(h->conn, -1, weft_loop_now_ns(h->loop));
+    weft_generation_release_on_loop(h->gen);
     h->loop->inflight--;
     atomic_store_explicit(&h->loop->stats->inflight, (int_fast64_t)h->loop->inflight, memory_order_relaxed);
 }
@@ -48,9 +47,8 @@ void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, ui
     /* The file handler's answer points into the generation (its MIME
      * table) until the last byte is out: held by the request's own pool. */
     static_hold *hold = h2o_mem_alloc_shared(&req->pool, sizeof(*hold), release_hold);
-    weft_generation_retain(sr->gen);
     weft_loop *L = weft_loop_current;
-    *hold = (static_hold){.gen = sr->gen, .loop = L, .conn = conn, .req = req};
+    *hold = (static_hold){.gen = weft_generation_retain_on_loop(sr->gen), .loop = L, .conn = conn, .req = req};
     if (conn != NULL)
         weft_conn_busy(conn, +1, start);
     L->inflight++;
@@ -59,11 +57,11 @@ void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, ui
     if (req->proceed_req != NULL && !req->is_tunnel_req)
         req->http1_is_persistent = 0;
     hold->status = weft_static_serve(sr->serve, req, norm, norm_len, prefix_len);
-    weft_stats_request(L->stats, sr->stat_slot, hold->status, weft_now_ns() - start);
+    weft_stats_request(L->stats, sr->stat_slot, hold->status, weft_loop_now_ns(L) - start);
 }
 
 weft_ratelimit_route weft_http_static_limit(weft_static_route *sr)
 {
     const weft_static_cfg *c = weft_static_cfg_of(sr->serve);
-    return (weft_ratelimit_route){.path = c->path, .cfg = &c->rate_limit, .limiter = &sr->limiter};
+    return (weft_ratelimit_route){.path = c->path, .kind = WEFT_RL_KIND_STATIC, .cfg = &c->rate_limit, .limiter = &sr->limiter};
 }

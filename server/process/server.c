@@ -60,8 +60,9 @@ static int gen_setup(weft_loop *L)
 
 static void gen_teardown(weft_loop *L)
 {
-    weft_generation_release(weft_generation_of_loop(L));
-    weft_generation_set_loop(L, NULL);
+    weft_generation *g = weft_generation_of_loop(L);
+    weft_generation_set_loop(L, NULL); /* its requests' loop-local references become shared first */
+    weft_generation_release(g);
 }
 
 static const weft_loop_hook gen_hook = {.setup = gen_setup, .teardown = gen_teardown};

@@ -300,6 +300,32 @@ void weft_generation_start_timers(weft_generation *g)
 
 void weft_generation_retain(weft_generation *g) { atomic_fetch_add_explicit(&g->refs, 1, memory_order_relaxed); }
 
+/* The calling loop's references to the generation it serves (weft_gen_ref). */
+static _Thread_local struct {
+    weft_generation *gen;
+    long count;
+    uint64_t epoch;
+} local;
+
+void weft_generation_flush_on_loop(void)
+{
+    if (local.gen != NULL && local.count != 0)
+        atomic_fetch_add_explicit(&local.gen->refs, local.count, memory_order_relaxed);
+    local.gen = NULL;
+    local.count = 0;
+    local.epoch++; /* references taken until now are shared ones */
+}
+
+weft_gen_ref weft_generation_retain_on_loop(weft_generation *g)
+{
+    if (local.gen != g) {
+        weft_generation_flush_on_loop();
+        local.gen = g;
+    }
+    local.count++;
+    return (weft_gen_ref){.gen = g, .epoch = local.epoch};
+}
+
 static void (*reaper_fn)(weft_generation *g);
 
 void weft_generation_set_reaper(void (*reaper)(weft_generation *g)) { reaper_fn = reaper; }
@@ -314,4 +340,12 @@ void weft_generation_release(weft_generation *g)
         reaper_fn(g);
     else
         destroy(g, 0);
+}
+
+void weft_generation_release_on_loop(weft_gen_ref ref)
+{
+    if (ref.gen != NULL && ref.gen == local.gen && ref.epoch == local.epoch)
+        local.count--; /* the loop still serves it and holds it: nothing can reach zero here */
+    else
+        weft_generation_release(ref.gen);
 }

@@ -73,6 +73,24 @@ void weft_generation_start_timers(weft_generation *g);
  * never blocks on joining threads or running plugin code.
  */
 void weft_generation_release(weft_generation *g);
+/**
+ * A request's reference to the generation its loop serves, counted on the
+ * loop's own thread without an atomic: with every loop's requests on one
+ * shared counter, each request would move its cache line between cores
+ * twice. The loop's own reference keeps the generation while its count is
+ * local; when the loop moves to another generation (weft_generation_set_loop)
+ * the count is added to the shared one, and references taken before that are
+ * dropped there. Loop thread; `g` is the generation the loop serves.
+ */
+typedef struct weft_gen_ref {
+    weft_generation *gen;
+    uint64_t epoch; /* the loop's generation switch it was taken in */
+} weft_gen_ref;
+weft_gen_ref weft_generation_retain_on_loop(weft_generation *g);
+/** Drops a reference weft_generation_retain_on_loop() took, on the same loop's thread. */
+void weft_generation_release_on_loop(weft_gen_ref ref);
+/** The loop's local count goes to the shared one (weft_generation_set_loop does it). Loop thread. */
+void weft_generation_flush_on_loop(void);
 void weft_generation_set_reaper(void (*reaper)(weft_generation *g));
 /** Builds the config's static routes into g's router (reload/statics.c); errors go to `errs`. */
 void weft_generation_build_statics(weft_generation *g, int check_only, weft_errors *errs);
@@ -90,6 +108,11 @@ static inline weft_generation *weft_generation_of_loop(const weft_loop *L)
 {
     return weft_loop_get(L, weft_generation_loop_slot);
 }
-static inline void weft_generation_set_loop(weft_loop *L, weft_generation *g) { weft_loop_set(L, weft_generation_loop_slot, g); }
+/* Called on L's own thread: its local references (weft_gen_ref) are made shared first. */
+static inline void weft_generation_set_loop(weft_loop *L, weft_generation *g)
+{
+    weft_generation_flush_on_loop();
+    weft_loop_set(L, weft_generation_loop_slot, g);
+}
 
 #endif

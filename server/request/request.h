@@ -86,6 +86,7 @@ struct weft_req {
     int finished;          /* the handler is done; complete when the slice ends */
     int auto_probe;        /* dispatch = auto: this request probes its demoted route on a coroutine */
     uint64_t start_ns;     /* for latency and the blocking detector */
+    uint64_t gen_epoch;    /* http/: of its loop-local reference to its generation (reload/generation.h) */
     void (*on_complete)(weft_req *r); /* set by whoever dispatched it (http/) */
     weft_timer resume_timer; /* a resume requested from inside another coroutine */
     /* where it came from (access.c): copied raw, formatted when first asked

@@ -70,7 +70,7 @@ ParameterizedTest(wt_policy *p, ratelimit, per_client_429_with_headers_before_th
     free(r);
     /* Another client has its own bucket. */
     cr_assert_eq(get_status("127.0.0.3", s.port, path, NULL, NULL), 200);
-    snprintf(key, sizeof(key), "weft_rate_limited_total{route=\"%s\"}", path);
+    snprintf(key, sizeof(key), "weft_rate_limited_total{route=\"%s\",kind=\"plugin\"}", path);
     cr_assert_eq(wt_metric(&s, key), 1);
     /* The plugin ran for the four it let through and not for the refused one. */
     snprintf(key, sizeof(key), "weft_requests_total{route=\"%s\",policy=\"%s\",code=\"2xx\"}", path, p->name);
@@ -220,7 +220,7 @@ Test(ratelimit, a_static_route_is_limited_like_any_route, .timeout = 60)
         cr_assert(i < 2 || wt_header(&h2, "retry-after", v, sizeof(v)) != NULL, "%s", h2.headers);
         wt_resp_free(&h2);
     }
-    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/files\"}"), 3);
+    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/files\",kind=\"static\"}"), 3);
     /* Refused before the directory was read: only the files sent count as served. */
     wt_wait_metric_eq(&s, "weft_requests_total{route=\"/files\",policy=\"static\",code=\"2xx\"}", 5, 5000);
     cr_assert_eq(wt_metric(&s, "weft_requests_total{route=\"/files\",policy=\"static\",code=\"4xx\"}"), 0);
@@ -242,7 +242,33 @@ Test(ratelimit, the_top_level_rate_limit_covers_static_routes, .timeout = 60)
     free(r);
     for (int i = 0; i < 5; i++)
         cr_assert_eq(get_status("127.0.0.2", s.port, "/open/a.txt", NULL, NULL), 200, "rate_limit = false: %d", i);
-    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/files\"}"), 1);
+    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/files\",kind=\"static\"}"), 1);
+    wt_finish(&s);
+}
+
+/* A plugin's route and the static prefix beside it (its public/ folder)
+ * share a path, never a bucket: each has the limit it was given. */
+Test(ratelimit, a_plugin_route_and_a_static_prefix_on_one_path_keep_their_own_buckets, .timeout = 60)
+{
+    wt_server s = {0};
+    make_www(&s);
+    wt_start(&s, conf_with("", "  { path = \"/same\"; plugin = \"hello\"; dispatch = \"reactive\";" RL("client", 1, 3600, "")
+                               " },\n" STATIC_ROUTE("/same", RL("client", 2, 3600, ""))));
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/same", NULL, NULL), 200);
+    char *r;
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/same", NULL, &r), 429, "%s", r);
+    assert_refused(r, 1, 3600, 3590, 3600);
+    free(r);
+    /* The plugin's bucket is empty; the files' is whole. */
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(get_status("127.0.0.2", s.port, "/same/a.txt", NULL, NULL), 200, "file request %d", i);
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/same/a.txt", NULL, &r), 429, "%s", r);
+    assert_refused(r, 2, 3600, 1790, 1800);
+    free(r);
+    /* And the files' limit did not refill the plugin's. */
+    cr_assert_eq(get_status("127.0.0.2", s.port, "/same", NULL, NULL), 429);
+    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/same\",kind=\"plugin\"}"), 2);
+    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/same\",kind=\"static\"}"), 1);
     wt_finish(&s);
 }
 
@@ -293,7 +319,7 @@ Test(ratelimit, reload_keeps_the_buckets_of_unchanged_routes, .timeout = 60)
     cr_assert_eq(get_status("127.0.0.2", s.port, "/a", NULL, NULL), 429, "an unchanged limit forgot its client");
     cr_assert_eq(get_status("127.0.0.2", s.port, "/c", NULL, NULL), 429, "an unchanged route bucket was refilled");
     cr_assert_eq(get_status("127.0.0.2", s.port, "/b", NULL, NULL), 200, "a changed limit starts afresh");
-    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/a\"}"), 2);
+    cr_assert_eq(wt_metric(&s, "weft_rate_limited_total{route=\"/a\",kind=\"plugin\"}"), 2);
     wt_finish(&s);
 }
 
@@ -386,7 +412,7 @@ Test(ratelimit, a_flood_of_distinct_clients_stays_bounded_and_still_limits, .tim
     cr_assert_eq(cap, 4096);
     cr_assert(used > 0 && used <= cap, "table holds %.0f of %.0f", used, cap);
     cr_assert_gt(wt_metric(&s, "weft_rate_limit_evictions_total"), 0);
-    cr_assert_geq(wt_metric(&s, "weft_rate_limited_total{route=\"/rl\"}"), TOTAL / 50 - 1);
+    cr_assert_geq(wt_metric(&s, "weft_rate_limited_total{route=\"/rl\",kind=\"plugin\"}"), TOTAL / 50 - 1);
     long rss1 = wt_rss_kib(s.pid);
     cr_log_info("flood: RSS %ld -> %ld KiB, table %.0f/%.0f", rss0, rss1, used, cap);
     if (wt_rss_checked())

@@ -1,7 +1,9 @@
 /* Spans of the answers weft gives itself (request/trace.c): a 404, a 429,
- * a 413, a 408, a CORS preflight, a full pool's 503 and static files, each a
- * span under the caller's traceparent naming who answered, against the real
- * binary and the collector of tests/support/spans.h. */
+ * a 413, a 408, a CORS preflight, a full pool's 503, static files, and the
+ * refusals before a route is chosen or run (405, 414, 400, a WebSocket from
+ * a disallowed origin: 403), each a span under the caller's traceparent
+ * naming who answered, against the real binary and the collector of
+ * tests/support/spans.h. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -77,7 +79,8 @@ static void start_edge(void)
     char conf[8192];
     snprintf(conf, sizeof(conf),
              "threads = 2;\n" WT_LISTEN "\n"
-             "limits = { request_timeout_ms = 2000; };\n" /* a body that pauses 1.5 s: 408 */
+             /* a body that pauses 1.5 s: 408; a target over 256 bytes: 414 */
+             "limits = { request_timeout_ms = 2000; max_uri = 256; };\n"
              "pools = ( { name = \"default\"; size = 4; queue = 100; }, { name = \"tiny\"; size = 1; queue = 0; } );\n"
              "trace = { otlp_endpoint = \"http://127.0.0.1:%d/v1/traces\"; batch_interval_ms = 50; };\n"
              "routes = (\n" WT_EACH_POLICY("/limited", "reqinfo",
@@ -190,5 +193,44 @@ Test(trace_answers, a_full_pool_s_503_is_a_span_of_the_plugin_route)
     json_t *spans;
     cr_assert_str_eq(wt_span_attr(wt_span_wait(col_port, trace, &spans), "weft.policy"), "pool");
     json_decref(spans);
+    wt_finish(&edge);
+}
+
+/* Refused before any plugin code runs: a method the route does not take
+ * (405, before a route is chosen: the span is named by the method), a
+ * WebSocket from an origin the route's cors does not list (403, the
+ * route's), a target over limits.max_uri (414) and an encoded NUL (400). */
+Test(trace_answers, refusals_before_the_plugin_have_spans_under_each_policy)
+{
+    start_edge();
+    char trace[33], path[64], tp[128], head[512];
+    for (int p = 0; p < 3; p++) {
+        snprintf(path, sizeof(path), "/%s/small", policies[p]); /* POST only */
+        wt_resp r = ask(trace, 10, p, "GET", path, NULL, NULL, 405);
+        char allow[64];
+        cr_assert_str_eq(wt_header(&r, "allow", allow, sizeof(allow)), "POST", "%s", r.headers);
+        wt_resp_free(&r);
+        assert_span(trace, "a method the route does not take", "GET", path, NULL, "weft", "405");
+
+        snprintf(path, sizeof(path), "/%s/cors", policies[p]);
+        edge_trace(trace, tp, 11, p);
+        snprintf(head, sizeof(head),
+                 "GET %s HTTP/1.1\r\nHost: t\r\n%s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                 "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                 "Origin: https://evil.example\r\n\r\n",
+                 path, tp);
+        wt_raw_resp raw;
+        wt_raw_send(edge.port, head, strlen(head), &raw, 20000);
+        cr_assert_eq(raw.status, 403, "%s: %s", path, raw.head != NULL ? raw.head : "(closed)");
+        wt_raw_free(&raw);
+        assert_span(trace, "a WebSocket from a disallowed origin", "GET", path, path, "weft", "403");
+    }
+    char longpath[301] = "/pool/";
+    memset(longpath + 6, 'x', sizeof(longpath) - 7);
+    longpath[sizeof(longpath) - 1] = '\0';
+    ask_done(trace, 12, 0, "GET", longpath, NULL, NULL, 414);
+    assert_span(trace, "a target over max_uri", "GET", longpath, NULL, "weft", "414");
+    ask_done(trace, 13, 0, "GET", "/files/a%00.txt", NULL, NULL, 400);
+    assert_span(trace, "an encoded NUL", "GET", "/files/a%00.txt", NULL, "weft", "400");
     wt_finish(&edge);
 }

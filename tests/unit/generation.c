@@ -322,6 +322,29 @@ Test(generation, references_from_many_threads_reap_exactly_once)
     weft_generation_destroy(g);
 }
 
+/* A loop's requests count on the loop's thread while it serves the
+ * generation; when the loop moves on, what is still held becomes shared, and
+ * a request that outlives the loop's own reference is the one that reaps. */
+Test(generation, loop_local_references_become_shared_when_the_loop_moves_on)
+{
+    weft_generation_set_reaper(record_reaper);
+    weft_generation *g = build_echo(5); /* its one reference: the loop's */
+    weft_gen_ref a = weft_generation_retain_on_loop(g), b = weft_generation_retain_on_loop(g);
+    cr_assert_eq(atomic_load(&g->refs), 1, "counted on the loop, not on the shared counter");
+    weft_generation_release_on_loop(a);
+    weft_generation_flush_on_loop(); /* the loop serves another generation now */
+    cr_assert_eq(atomic_load(&g->refs), 2, "the request still in flight holds a shared reference");
+    weft_generation_release(g); /* the loop's own */
+    cr_assert_eq(n_reaped, 0, "the request in flight keeps it");
+    weft_gen_ref c = weft_generation_retain_on_loop(g); /* a new local count, a new epoch */
+    weft_generation_release_on_loop(c);
+    cr_assert_eq(atomic_load(&g->refs), 1);
+    weft_generation_release_on_loop(b); /* taken before the move: released on the shared counter */
+    cr_assert_eq(n_reaped, 1, "the last request reaps it");
+    weft_generation_flush_on_loop();
+    weft_generation_destroy(g);
+}
+
 /* A failed build hands the config back and leaves no plugin loaded. */
 Test(generation, failed_build_unloads_what_it_loaded)
 {

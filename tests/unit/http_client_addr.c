@@ -35,7 +35,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     (void)self;
     weft_client c;
-    weft_client_addr(req, &lc, &c);
+    weft_client_addr(req, NULL, &lc, &c);
     char addr[INET6_ADDRSTRLEN] = "none";
     if (c.sa.sa.sa_family == AF_INET)
         inet_ntop(AF_INET, &c.sa.in.sin_addr, addr, sizeof(addr));
