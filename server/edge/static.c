@@ -16,6 +16,7 @@
 
 struct weft_static {
     const weft_static_cfg *cfg;
+    size_t plen; /* of the prefix as the path h2o maps: 0 for the root route "/" */
     uint64_t id; /* unique in the process: the check cache's key, never reused like an address */
     char real[PATH_MAX]; /* cfg->dir, resolved when the generation was built */
     int rootfd;          /* the same directory, for openat2 beneath it */
@@ -38,6 +39,7 @@ weft_static *weft_static_new(const weft_static_cfg *cfg, h2o_mimemap_t *mimemap,
         return NULL;
     }
     s->cfg = cfg;
+    s->plen = strcmp(cfg->path, "/") == 0 ? 0 : strlen(cfg->path);
     s->id = ++next_id;
     if (realpath(cfg->dir, s->real) == NULL ||
         (s->rootfd = open(s->real, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
@@ -91,7 +93,7 @@ int weft_static_serve(const weft_static *s, h2o_req_t *req, const char *norm, si
     size_t rest_len = norm_len - prefix_len;
     /* The prefix as the route names it ("/" for the root route: the rest
      * then starts with its own slash), then the decoded rest. */
-    size_t plen = strcmp(s->cfg->path, "/") == 0 ? 0 : strlen(s->cfg->path);
+    size_t plen = s->plen;
     char *path = h2o_mem_alloc_pool(&req->pool, char, plen + rest_len + 2);
     memcpy(path, s->cfg->path, plen);
     long n = weft_static_decode(rest, rest_len, path + plen);

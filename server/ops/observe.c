@@ -113,8 +113,10 @@ static void ready(h2o_req_t *req)
 
 static int answer(h2o_req_t *req, int listener)
 {
-    const weft_config *cfg = weft_generation_of_loop(weft_loop_current)->cfg;
     h2o_iovec_t path = req->path_normalized;
+    if (path.len < 8 || (path.base[1] != 'm' && path.base[1] != 'h'))
+        return 0; /* every other request: neither /metrics nor /health/... */
+    const weft_config *cfg = weft_generation_of_loop(weft_loop_current)->cfg;
     int metrics = cfg->observability.metrics == listener && h2o_memis(path.base, path.len, H2O_STRLIT("/metrics"));
     int live = cfg->observability.health == listener && h2o_memis(path.base, path.len, H2O_STRLIT("/health/live"));
     int rdy = cfg->observability.health == listener && h2o_memis(path.base, path.len, H2O_STRLIT("/health/ready"));

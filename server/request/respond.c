@@ -194,19 +194,30 @@ void weft_respond_req(h2o_req_t *req, weft_req *r)
         h2o_send(req, &body, 1, H2O_SEND_STATE_FINAL);
 }
 
+#define MAX_ANSWERERS 8
+
 typedef struct answer_handler {
     h2o_handler_t super;
-    int (*answer)(h2o_req_t *req);
+    int (*answer[MAX_ANSWERERS])(h2o_req_t *req);
+    size_t n;
 } answer_handler;
 
 static int on_answer_req(h2o_handler_t *self, h2o_req_t *req)
 {
-    return ((answer_handler *)self)->answer(req) ? 0 : -1;
+    answer_handler *h = (answer_handler *)self;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->answer[i](req))
+            return 0;
+    return -1;
 }
 
 void weft_respond_register(h2o_pathconf_t *path, int (*answer)(h2o_req_t *req))
 {
-    answer_handler *h = (answer_handler *)h2o_create_handler(path, sizeof(*h));
-    h->super.on_req = on_answer_req;
-    h->answer = answer;
+    h2o_handler_t *last = path->handlers.size > 0 ? path->handlers.entries[path->handlers.size - 1] : NULL;
+    answer_handler *h = last != NULL && last->on_req == on_answer_req ? (answer_handler *)last : NULL;
+    if (h == NULL || h->n == MAX_ANSWERERS) {
+        h = (answer_handler *)h2o_create_handler(path, sizeof(*h));
+        h->super.on_req = on_answer_req;
+    }
+    h->answer[h->n++] = answer;
 }

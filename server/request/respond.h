@@ -40,7 +40,9 @@ void weft_respond_req(h2o_req_t *req, weft_req *r);
 
 /**
  * Registers `answer` as an h2o handler on `path`: it returns 1 when it
- * answered the request and 0 to let the next handler have it.
+ * answered the request and 0 to let the next handler have it. Answerers
+ * registered one after another share one h2o handler (one hop per request,
+ * not one each), asked in registration order.
  */
 void weft_respond_register(h2o_pathconf_t *path, int (*answer)(h2o_req_t *req));
 
