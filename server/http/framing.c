@@ -14,10 +14,8 @@ typedef struct head_facts {
     size_t cl_len;
 } head_facts;
 
-static int name_is(const char *line, size_t name_len, const char *name)
-{
-    return name_len == strlen(name) && strncasecmp(line, name, name_len) == 0;
-}
+/* ASCII only, as header names are: libc's strncasecmp consults the locale. */
+#define name_is(line, name_len, name) h2o_lcstris(line, name_len, H2O_STRLIT(name))
 
 /* The header lines after the request line, up to the empty line. Returns -1
  * when the head is not all there (then weft has nothing to add to h2o). */
