@@ -58,6 +58,63 @@ repeat() {
     read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats "${vals[@]}")"
 }
 
+# ---- servers side by side ----
+
+# tree_ticks PID — CPU time (clock ticks) of a server: the process (every
+# thread) and its direct children (nginx's workers). CPU per request does not
+# depend on the share of the cores a server gets, which other jobs on the
+# machine change from one run to the next; req/s does.
+tree_ticks() {
+    local p f t=0
+    for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        read -ra f <<<"$(sed 's/.*) //' "/proc/$p/stat")"
+        t=$((t + f[11] + f[12]))
+    done
+    echo "$t"
+}
+
+# srv_once FN URL PID — FN's "rps ..." line for URL with " cpu_us=" (µs of
+# the server's CPU per request over the run, SECS seconds) appended.
+srv_once() {
+    local t0 out
+    t0=$(tree_ticks "$3")
+    out=$("$1" "$2")
+    awk -v o="$out" -v t=$(($(tree_ticks "$3") - t0)) -v hz="$(getconf CLK_TCK)" -v s="$SECS" \
+        'BEGIN { split(o, f, " "); printf "%s cpu_us=%.2f\n", o, (f[1] > 0) ? t / hz * 1e6 / (f[1] * s) : 0 }'
+}
+
+# interleaved LABEL FN URL_FORMAT NAME:PORT:PID... — srv_once for each
+# server (its port put into URL_FORMAT's %s), one run of each per round and
+# the order rotated every round, so a neighbour's burst hits every server
+# alike; 3 rounds, 2 more when a server's req/s spread exceeds 10 %. Leaves
+# each server's req/s figures in IV_RPS[NAME] ("r1 r2 ...") and its runs'
+# full lines in IV_ALL[NAME] (";"-separated, as R_ALL).
+interleaved() {
+    local label=$1 fn=$2 url=$3 round k s port pid out wide sp
+    shift 3
+    local srvs=("$@")
+    declare -gA IV_RPS=() IV_ALL=()
+    for ((round = 0; round < 5; round++)); do
+        for ((k = 0; k < ${#srvs[@]}; k++)); do
+            IFS=: read -r s port pid <<<"${srvs[(k + round) % ${#srvs[@]}]}"
+            # shellcheck disable=SC2059
+            out=$(srv_once "$fn" "$(printf "$url" "$port")" "$pid") || die "$s: $fn failed"
+            IV_RPS[$s]+="${out%% *} "
+            IV_ALL[$s]+="$out;"
+        done
+        if ((round == 2)); then
+            wide=0
+            for s in "${!IV_RPS[@]}"; do
+                # shellcheck disable=SC2086
+                read -r _ _ _ sp <<<"$(stats ${IV_RPS[$s]})"
+                awk -v s="$sp" 'BEGIN { exit !(s > 10) }' && wide=1
+            done
+            ((wide)) || break
+            log "$label: a spread over 10 % in 3 rounds: two more"
+        fi
+    done
+}
+
 # field NAME — the median over R_ALL of "NAME=value" (a secondary figure).
 field() {
     local v

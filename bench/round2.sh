@@ -292,63 +292,22 @@ EOF
     [[ $(curl -s "http://127.0.0.1:$hp/hello") == hello ]] || die "h2o does not serve /hello (log: $(cat "$TMP/h2o.err" "$TMP/h2o.log" 2>/dev/null))"
     h1() { run_wrk 100 "$SECS" "$1"; }
     h2() { run_h2load 10 10 "$SECS" "$1"; }
-    # CPU time (clock ticks) of a server: the process (every thread) and its
-    # direct children (nginx's workers). CPU per request does not depend on
-    # the share of the cores a server gets, which other jobs on the machine
-    # change from one run to the next; req/s does.
-    tree_ticks() {
-        local p f t=0
-        for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-            read -ra f <<<"$(sed 's/.*) //' "/proc/$p/stat")"
-            t=$((t + f[11] + f[12]))
-        done
-        echo "$t"
-    }
-    hz=$(getconf CLK_TCK)
-    srv_once() { # FN URL PID — "rps ... cpu_us=µs of server CPU per request"
-        local t0 out
-        t0=$(tree_ticks "$3")
-        out=$("$1" "$2")
-        awk -v o="$out" -v t=$(($(tree_ticks "$3") - t0)) -v hz="$hz" -v s="$SECS" \
-            'BEGIN { split(o, f, " "); printf "%s cpu_us=%.2f\n", o, (f[1] > 0) ? t / hz * 1e6 / (f[1] * s) : 0 }'
-    }
     rows="" chart="" cpu_rows=""
     for proto in "HTTP/1.1 (wrk -c100)|h1|http://127.0.0.1:%s/hello|$wp|$hp|$np|$qp" \
         "h2 over TLS (h2load -c10 -m10)|h2|https://127.0.0.1:%s/hello|$wt|$ht|$nt|$qt" \
         "h2c (h2load -c10 -m10)|h2|http://127.0.0.1:%s/hello|$wp|$hp|$nc|$qp"; do
         IFS='|' read -r name fn url p_w p_h p_n p_q <<<"$proto"
         srvs=("weft:$p_w:$pid_weft" "weft-no-id:$p_q:$pid_noid" "h2o:$p_h:$pid_h2o" "nginx:$p_n:$pid_nginx")
-        # Interleaved: one run of each server per round, the order rotated
-        # every round, so a neighbour's burst hits every server alike.
-        # 3 rounds; 2 more when a server's req/s spread exceeds 10 %.
-        declare -A sv=() sall=() med=() cpu=()
-        for ((round = 0; round < 5; round++)); do
-            for ((k = 0; k < ${#srvs[@]}; k++)); do
-                IFS=: read -r s port pid <<<"${srvs[(k + round) % ${#srvs[@]}]}"
-                # shellcheck disable=SC2059
-                out=$(srv_once "$fn" "$(printf "$url" "$port")" "$pid") || die "$s: $fn failed"
-                sv[$s]+="${out%% *} "
-                sall[$s]+="$out;"
-            done
-            if ((round == 2)); then
-                wide=0
-                for s in "${!sv[@]}"; do
-                    # shellcheck disable=SC2086
-                    read -r _ _ _ sp <<<"$(stats ${sv[$s]})"
-                    awk -v s="$sp" 'BEGIN { exit !(s > 10) }' && wide=1
-                done
-                ((wide)) || break
-                log "$name: a spread over 10 % in 3 rounds: two more"
-            fi
-        done
+        declare -A med=() cpu=()
+        interleaved "$name" "$fn" "$url" "${srvs[@]}"
         for srv in "${srvs[@]}"; do
             s=${srv%%:*}
             # shellcheck disable=SC2086
-            read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats ${sv[$s]})"
+            read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats ${IV_RPS[$s]})"
             # shellcheck disable=SC2206
-            v=(${sv[$s]})
+            v=(${IV_RPS[$s]})
             # shellcheck disable=SC2034 # R_N and R_ALL are read by flag and field
-            R_N=${#v[@]} R_ALL=${sall[$s]}
+            R_N=${#v[@]} R_ALL=${IV_ALL[$s]}
             med[$s]=$R_MED cpu[$s]=$(field cpu_us)
             rows+="| $name | $s | $(fmt "$R_MED" "$R_MIN" "$R_MAX")$(flag) | ${cpu[$s]} | $(field errors) |"$'\n'
             chart+="${name%% (*} $s|$R_MED|$R_MIN|$R_MAX|"$'\n'
@@ -359,7 +318,7 @@ EOF
         done
         cpu_rows+="| $name | ${cpu[weft]} | ${cpu[weft-no-id]} | ${cpu[h2o]} | $(awk -v a="${cpu[h2o]}" -v b="${cpu[weft]}" -v c="${cpu[weft-no-id]}" \
             'BEGIN { printf "%.2f× | %.2f×", (b > 0) ? a / b : 0, (c > 0) ? a / c : 0 }') |"$'\n'
-        unset sv sall med cpu
+        unset med cpu
     done
     repeat run_h2load 100 10 "$SECS" "http://127.0.0.1:$wp/coroutine/delay"
     delay_row="| /coroutine/delay, h2c, 100 connections × 10 streams | $(fmt "$R_MED" "$R_MIN" "$R_MAX")$(flag) | 5000 | $(field errors) |"

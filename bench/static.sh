@@ -129,58 +129,22 @@ stop_servers() { for p in "$pid_weft" "$pid_h2o" "$pid_nginx"; do stop_pid "$p";
 
 h1() { run_wrk 100 "$SECS" "$1"; }
 h2() { run_h2load 10 10 "$SECS" "$1"; }
-# CPU time (clock ticks) of a server: the process (every thread) and its
-# direct children (nginx's workers). CPU per request does not depend on the
-# share of the cores a server gets from the machine's other jobs; req/s does.
-tree_ticks() {
-    local p f t=0
-    for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-        read -ra f <<<"$(sed 's/.*) //' "/proc/$p/stat")"
-        t=$((t + f[11] + f[12]))
-    done
-    echo "$t"
-}
-hz=$(getconf CLK_TCK)
-srv_once() { # FN URL PID — "rps ... cpu_us=µs of server CPU per request"
-    local t0 out
-    t0=$(tree_ticks "$3")
-    out=$("$1" "$2")
-    awk -v o="$out" -v t=$(($(tree_ticks "$3") - t0)) -v hz="$hz" -v s="$SECS" \
-        'BEGIN { split(o, f, " "); printf "%s cpu_us=%.2f\n", o, (f[1] > 0) ? t / hz * 1e6 / (f[1] * s) : 0 }'
-}
 # measure LAYOUT — the four rows (two files × two protocols) of one layout,
 # appended to rows and ratios.
 measure() {
-    local layout=$1 file proto name fn p_w p_h p_n round k s port pid out wide sp srv wh wn eh ok
+    local layout=$1 file proto name fn p_w p_h p_n s srv wh wn eh ok
     for file in 5b.txt 1m.bin; do
         for proto in "HTTP/1.1 (wrk -c100)|h1|$wp|$hp|$np" "h2c (h2load -c10 -m10)|h2|$wp|$hp|$nc"; do
             IFS='|' read -r name fn p_w p_h p_n <<<"$proto"
             local srvs=("weft:$p_w:$pid_weft" "h2o:$p_h:$pid_h2o" "nginx:$p_n:$pid_nginx")
-            declare -A sv=() sall=() med=() cpu=()
-            for ((round = 0; round < 5; round++)); do
-                for ((k = 0; k < ${#srvs[@]}; k++)); do
-                    IFS=: read -r s port pid <<<"${srvs[(k + round) % ${#srvs[@]}]}"
-                    out=$(srv_once "$fn" "http://127.0.0.1:$port/$file" "$pid") || die "$s: $fn failed"
-                    sv[$s]+="${out%% *} "
-                    sall[$s]+="$out;"
-                done
-                if ((round == 2)); then
-                    wide=0
-                    for s in "${!sv[@]}"; do
-                        # shellcheck disable=SC2086
-                        read -r _ _ _ sp <<<"$(stats ${sv[$s]})"
-                        awk -v s="$sp" 'BEGIN { exit !(s > 10) }' && wide=1
-                    done
-                    ((wide)) || break
-                    log "$layout $file $name: a spread over 10 % in 3 rounds: two more"
-                fi
-            done
+            declare -A med=() cpu=()
+            interleaved "$layout $file $name" "$fn" "http://127.0.0.1:%s/$file" "${srvs[@]}"
             for srv in "${srvs[@]}"; do
                 s=${srv%%:*}
                 # shellcheck disable=SC2086
-                read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats ${sv[$s]})"
+                read -r R_MED R_MIN R_MAX R_SPREAD <<<"$(stats ${IV_RPS[$s]})"
                 # shellcheck disable=SC2034 # R_ALL is read by field
-                R_ALL=${sall[$s]}
+                R_ALL=${IV_ALL[$s]}
                 med[$s]=$R_MED cpu[$s]=$(field cpu_us)
                 rows+="| $layout | $file | $name | $s | $(fmt "$R_MED" "$R_MIN" "$R_MAX") | ${cpu[$s]} | $(field errors) |"$'\n'
             done
@@ -191,7 +155,7 @@ measure() {
             ok=$(awk -v r="$wh" -v e="$eh" 'BEGIN { print (r >= 0.95) ? "met" : (e >= 0.95 ? "req/s missed, CPU met" : "**missed**") }')
             ratios+="| $layout | $file | $name | **$wh×** | **$eh×** | $wn× | $ok |"$'\n'
             log "$layout $file $name: weft ${med[weft]}, h2o ${med[h2o]}, nginx ${med[nginx]} req/s; µs/request ${cpu[weft]} ${cpu[h2o]} ${cpu[nginx]}: weft/h2o $wh (CPU $eh)"
-            unset sv sall med cpu
+            unset med cpu
         done
     done
 }
