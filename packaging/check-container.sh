@@ -39,6 +39,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 src=$(cd "$(dirname "$0")/.." && pwd -P)
+. "$src/packaging/lib/deb-suite.sh"
 export LC_ALL=C DEBIAN_FRONTEND=noninteractive
 cache=${WEFT_CI_CACHE:-/var/cache/weft-ci}
 started_at=$(date +%s)
@@ -137,6 +138,7 @@ if [ ! -f "$tarball" ]; then
     # mmdebstrap picks the format from the name: the temporary one ends .tar too.
     if ! timeout 900 mmdebstrap --variant=apt --include="$deps" bookworm "$tarball.new.tar" >"$tmp/mmdebstrap.log" 2>&1; then
       tail -n 30 "$tmp/mmdebstrap.log" >&2
+      weft_deb_suite_hint "$tmp/mmdebstrap.log" "$deb" bookworm "$debs" >&2
       rm -rf "$tarball.new.tar"
       fail "mmdebstrap failed (last lines above)"
     fi

@@ -86,6 +86,7 @@ systemd_v=""
 pg_major=""
 started_at=$(date +%s)
 . "$src/packaging/lib/clean-tree.sh"
+. "$src/packaging/lib/deb-suite.sh"
 
 # ---- results and cleanup ------------------------------------------------------
 
@@ -292,6 +293,7 @@ if [ ! -f "$base/.weft-ci-root" ]; then
       timeout 900 mmdebstrap --variant=important --include="$(echo "$pkgs" | tr ' ' ',' | sed 's/,$//')" \
         "$suite" "$base.new" $sources) >"$tmp/mmdebstrap.log" 2>&1; then
       tail -n 30 "$tmp/mmdebstrap.log" >&2
+      weft_deb_suite_hint "$tmp/mmdebstrap.log" "$deb" "$suite" "${WEFT_DEBS_DIR:-}" >&2
       rm -rf "$base.new"
       fail "mmdebstrap failed (last lines above)"
     fi
