@@ -87,6 +87,9 @@ pg_major=""
 started_at=$(date +%s)
 . "$src/packaging/lib/clean-tree.sh"
 . "$src/packaging/lib/deb-suite.sh"
+. "$src/packaging/lib/nspawn-exec.sh"
+. "$src/packaging/lib/install-md.sh"
+. "$src/packaging/lib/under-load.sh"
 
 # ---- results and cleanup ------------------------------------------------------
 
@@ -332,53 +335,7 @@ cp "$src/tests/plugins/crashy.c" "$src/tests/plugins/blocker.c" "$root/root/weft
 # serving ABI 1 builds through its compatibility table.
 mkdir -p "$root/root/weft/plugin/abi11/weft"
 cp "$src/tests/abi/abi11/weft/plugin.h" "$root/root/weft/plugin/abi11/weft/"
-start_nspawn() {
-  env ${unified:+SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=$unified} \
-    systemd-nspawn -q -b -D "$root" -M weft-ci --register=no --keep-unit --console=passive --private-network \
-    </dev/null >>"$tmp/nspawn.log" 2>&1 &
-  nspawn_pid=$!
-}
 start_nspawn
-# Inside the container, as root, with systemd's clean environment.
-cin() {
-  timeout "${CIN_TIMEOUT:-120}" nsenter -t "$pid1" -a env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive TERM=dumb "$@"
-}
-csh() { cin sh -c "$1"; }
-# A host tool in the container's network.
-cnet() { nsenter -t "$pid1" -n "$@"; }
-# Finds the container's PID 1 (not $1, the one before a reboot) and waits
-# until it says 'running' (or 'degraded', with the failed units noted);
-# sets $pid1.
-await_up() {
-  pid1=""
-  # The first child of systemd-nspawn is a short-lived helper; PID 1 is the
-  # child whose command is systemd.
-  i=0
-  while [ -z "$pid1" ]; do
-    pid1=$(pgrep -P "$nspawn_pid" -x systemd | grep -vx "${1:-0}" || true)
-    kill -0 "$nspawn_pid" 2>/dev/null || { cat "$tmp/nspawn.log" >&2; fail "systemd-nspawn exited (log above)"; }
-    [ "$i" -lt 300 ] || fail "no systemd under systemd-nspawn $nspawn_pid within 30 s"
-    [ -n "$pid1" ] || sleep 0.1
-    i=$((i + 1))
-  done
-  # Right after its exec, systemd has no bus socket yet: poll until it
-  # answers ("Failed to connect to bus" in 252, "Failed to connect to system
-  # scope bus via local transport" in 257).
-  i=0
-  while :; do
-    state=$(CIN_TIMEOUT=60 cin systemctl is-system-running --wait 2>&1 || true)
-    case $state in *"Failed to connect to"*bus*) ;; *) break ;; esac
-    [ "$i" -lt 100 ] || break
-    sleep 0.2
-    i=$((i + 1))
-  done
-  case $state in
-    running) ;;
-    degraded) note "the container is degraded: $(cin systemctl --failed --no-legend --plain | tr '\n' ' ')" ;;
-    *) cat "$tmp/nspawn.log" >&2; fail "the container's systemd says '$state' (not running within 60 s)" ;;
-  esac
-}
 await_up
 systemd_v=$(cin systemctl --version | sed -n '1s/systemd \([0-9]*\).*/\1/p')
 pg_major=$(cin ls /usr/lib/postgresql | sort -n | tail -n 1)
@@ -394,118 +351,12 @@ pass
 # ---- docs/INSTALL.md, as written ----------------------------------------------------
 
 install_md=$src/docs/INSTALL.md
-# The ```sh commands of the section whose heading starts with $1 ("## 8."),
-# one per line: continuation lines joined, blank and comment lines dropped.
-doc_commands() {
-  awk -v want="$1" '
-    /^## / { inside = index($0, want) == 1; code = 0; next }
-    inside && /^```sh$/ { code = 1; next }
-    inside && /^```/ { code = 0; next }
-    inside && code {
-      line = $0
-      sub(/^[ \t]+/, "", line)
-      if (cont != "") { line = cont " " line; cont = "" }
-      if (line ~ /\\$/) { sub(/\\$/, "", line); cont = line; next }
-      if (line == "" || line ~ /^#/) next
-      print line
-    }' "$install_md"
-}
-# Runs section $1's commands inside the container, in directory $2, in
-# order; commands matching the ERE $3 are left to this script; after a
-# command matching the ERE $4 the shell code $5 runs inside (what a reader
-# does by hand between two commands). curl as the guide writes it, but an
-# error status fails, and a route just added gets the seconds it may take.
-doc_run() {
-  doc_commands "$1" >"$tmp/doc.cmds"
-  [ -s "$tmp/doc.cmds" ] || fail "docs/INSTALL.md has no sh commands under '$1'"
-  while IFS= read -r cmd; do
-    if [ -n "${3:-}" ] && printf '%s\n' "$cmd" | grep -Eq "$3"; then
-      note "INSTALL.md $1 (done by this script instead): $cmd"
-      continue
-    fi
-    note "INSTALL.md $1: $cmd"
-    case $cmd in curl\ *) cmd="curl -fsS --max-time 10 --retry 15 --retry-delay 1 --retry-all-errors ${cmd#curl }" ;; esac
-    if ! csh "cd $2 && $cmd" </dev/null >>"$tmp/doc.log" 2>&1; then
-      tail -n 30 "$tmp/doc.log" >&2
-      fail "docs/INSTALL.md '$1': \`$cmd\` failed inside the container (output above)"
-    fi
-    if [ -n "${4:-}" ] && printf '%s\n' "$cmd" | grep -Eq "$4"; then
-      csh "cd $2 && $5" >>"$tmp/doc.log" 2>&1 || fail "docs/INSTALL.md '$1': the step after \`$cmd\` failed"
-    fi
-  done <"$tmp/doc.cmds"
-}
 
 conf=/etc/weft/weft.conf
 dropdir=/usr/local/lib/weft/plugins
 http=http://127.0.0.1:8080
 admin=http://127.0.0.1:9901
 
-get() { # url: sets $code and $body (curl inside the container)
-  code=$(cin curl -sS -o /tmp/check.body -w '%{http_code}' --max-time 10 "$1" 2>"$tmp/curl.err") ||
-    code="000 ($(cat "$tmp/curl.err"))"
-  body=$(cin cat /tmp/check.body 2>/dev/null || true)
-}
-expect() { # url, status, text the body must contain
-  get "$1"
-  [ "$code" = "$2" ] || fail "GET $1: status $code, expected $2; body: $(echo "$body" | head -c 300)"
-  case $body in
-    *"$3"*) ;;
-    *) fail "GET $1: body '$(echo "$body" | head -c 300)' lacks '$3'" ;;
-  esac
-}
-journal_tail() { cin journalctl -u weft -b --no-pager -n 30 >&2 || true; }
-# Polls until url answers status with text, for up to 20 s.
-eventually() {
-  i=0
-  while :; do
-    get "$1"
-    if [ "$code" = "$2" ]; then
-      case $body in *"$3"*) return 0 ;; esac
-    fi
-    [ "$i" -lt 100 ] || { journal_tail; fail "GET $1 never answered $2 with '$3' (last: $code '$(echo "$body" | head -c 200)')"; }
-    sleep 0.2
-    i=$((i + 1))
-  done
-}
-# The journal's weft lines since mark $1 with their priorities (0..7), for a failure's report.
-journal_prio() {
-  # shellcheck disable=SC2016 # journalctl's own field names
-  cin journalctl -u weft --no-pager -q --since="$1" -o json --output-fields=PRIORITY,MESSAGE |
-    sed -n 's/.*"PRIORITY":"\([0-7]\)".*"MESSAGE":"\(.*\)".*/<\1> \2/p; s/.*"MESSAGE":"\(.*\)".*"PRIORITY":"\([0-7]\)".*/<\2> \1/p' >&2 || true
-}
-unit_prop() { cin systemctl show -P "$1" "${2:-weft.service}"; }
-# The journal from here on: a mark (now, to the microsecond: the container
-# shares this clock), then `since MARK` for weft's lines after it. Not a
-# cursor: systemd 252's `journalctl --after-cursor=C` with matches (-u, -p)
-# skips the first matching entry after C when C's own entry does not match,
-# which hid the first err line of every burst (the FILE:LINE reason). A
-# time works the same in 252 and 257, so both releases read it so.
-cursor() { date +@%s.%6N; }
-since() { # mark, extra journalctl arguments...
-  c=$1
-  shift
-  cin journalctl -u weft --no-pager -q -o cat --since="$c" "$@" || true
-}
-# Waits until the unit's ActiveState is one of the words in $1, for up to $2 s.
-await_state() {
-  i=0
-  while :; do
-    s=$(unit_prop ActiveState "${3:-weft.service}")
-    case " $1 " in *" $s "*) return 0 ;; esac
-    [ "$i" -lt "$(($2 * 5))" ] || { journal_tail; fail "${3:-weft.service} is '$s', not '$1', after $2 s"; }
-    sleep 0.2
-    i=$((i + 1))
-  done
-}
-# Write, then rename, as INSTALL.md §6 does.
-put() { # file inside, mode, content on stdin
-  cin sh -c "cat > '$1.check-new' && chmod $2 '$1.check-new' && mv -f '$1.check-new' '$1'"
-}
-add_route() { # a route line, inserted first in the routes list of $conf
-  csh "sed '/^routes = (/a\\
-  $1,' $conf > $conf.check-new && mv $conf.check-new $conf" || fail "could not edit $conf"
-  cin grep -qF "$1" "$conf" || fail "could not add a route: $conf has no line 'routes = ('"
-}
 
 step "INSTALL.md §2 as written inside the container: the packages install without a mirror; the unit is there, neither enabled nor started"
 doc_commands "## 2." | grep -q "weft_${ver}_" ||
@@ -590,10 +441,6 @@ eventually "$http/check/hello" 200 "edited and reloaded"
 [ "$(unit_prop MainPID)" = "$main_pid" ] || fail "the reload replaced the process ($main_pid → $(unit_prop MainPID))"
 gen1=$(cin curl -fsS "$admin/status" | sed -n 's/.*"generation": *\([0-9]*\).*/\1/p' | head -n 1)
 [ "${gen1:-0}" -gt "${gen0:-0}" ] || fail "/status generation $gen0 → $gen1: not reloaded"
-wrk_failures() { # wrk's output file: socket errors + non-2xx answers
-  awk '/Socket errors:/ { gsub(",", ""); n += $4 + $6 + $8 + $10 } /Non-2xx/ { n += $NF } END { print n + 0 }' "$1"
-}
-wrk_requests() { awk '/requests in/ { print $1 }' "$1"; }
 [ "$(wrk_failures "$tmp/wrk-reload.txt")" = 0 ] || { cat "$tmp/wrk-reload.txt" >&2; fail "requests failed during the reload"; }
 note "reload to generation $gen1 under wrk -c50: $(wrk_requests "$tmp/wrk-reload.txt") requests, 0 failed"
 pass
@@ -716,106 +563,6 @@ eventually "$http/mine" 200 hello
 main_pid=$(unit_prop MainPID)
 pass
 
-# Runs wrk -c50 on /hello during $1 restarts (`systemctl restart weft`, or
-# the shell command $2 inside, each waited for until it returns and checked
-# to have replaced the process); sets $refused (TCP connection
-# attempts that failed in the container's network: refused connects) and
-# $failures (wrk's socket errors and non-2xx answers), $requests.
-restarts_under_load() {
-  # shellcheck disable=SC2016 # awk's own $
-  snmp() { cnet awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "AttemptFails") c = i; h = 1 } else print $c }' /proc/net/snmp; }
-  a0=$(snmp)
-  # wrk's own pid, whatever nsenter forks: SIGINT makes wrk print its figures.
-  rm -f "$tmp/wrk.pid"
-  # shellcheck disable=SC2016 # the inner shell's own $$, $1, $2
-  cnet sh -c 'echo $$ > "$1"; exec wrk -t2 -c50 -d120s --timeout 5s --latency "$2"' sh "$tmp/wrk.pid" "$http/hello" \
-    >"$tmp/wrk-restart.txt" 2>&1 &
-  wrk_job=$!
-  i=0
-  while [ ! -s "$tmp/wrk.pid" ]; do
-    [ "$i" -lt 50 ] || fail "wrk did not start"
-    sleep 0.1
-    i=$((i + 1))
-  done
-  wrk_pid=$(cat "$tmp/wrk.pid")
-  # The second client: hey, a new connection for every request (what
-  # wrk's kept-alive connections do not show: connects during the gap).
-  rm -f "$tmp/hey.pid"
-  # shellcheck disable=SC2016 # the inner shell's own $$, $1, $2
-  cnet sh -c 'echo $$ > "$1"; exec hey -z 120s -c 10 -t 5 -disable-keepalive "$2"' sh "$tmp/hey.pid" "$http/hello" \
-    >"$tmp/hey-restart.txt" 2>&1 &
-  hey_job=$!
-  i=0
-  while [ ! -s "$tmp/hey.pid" ]; do
-    [ "$i" -lt 50 ] || fail "hey did not start"
-    sleep 0.1
-    i=$((i + 1))
-  done
-  hey_pid=$(cat "$tmp/hey.pid")
-  # Load first: the server has answered requests of this wrk run.
-  r0=$(cin curl -fsS "$admin/metrics" | awk '/^weft_requests_total/ { n += $2 } END { print n + 0 }')
-  i=0
-  until [ "$(cin curl -fsS "$admin/metrics" | awk '/^weft_requests_total/ { n += $2 } END { print n + 0 }')" -gt "$((r0 + 1000))" ]; do
-    [ "$i" -lt 50 ] || fail "wrk's load does not reach weft"
-    sleep 0.2
-    i=$((i + 1))
-  done
-  n=0
-  t0=$(date +%s%N)
-  while [ "$n" -lt "$1" ]; do
-    prev=$(unit_prop MainPID)
-    # Ten restarts in a few seconds pass systemd's default start limit (5
-    # in 10 s); reset-failed resets its counter, which is all it does here.
-    cin systemctl reset-failed weft
-    csh "${2:-systemctl restart weft}" >>"$tmp/restart.log" 2>&1 ||
-      { tail -n 20 "$tmp/restart.log" >&2; journal_tail; fail "${2:-systemctl restart weft} failed (restart $((n + 1)))"; }
-    # MAINPID= from a hand-over reaches systemd a moment after the command returns.
-    i=0
-    while [ "$(unit_prop MainPID)" = "$prev" ]; do
-      [ "$i" -lt 50 ] || fail "restart $((n + 1)) did not replace the process"
-      sleep 0.1
-      i=$((i + 1))
-    done
-    n=$((n + 1))
-  done
-  # $3 seconds more of load (the steady state's window)
-  [ -z "${3:-}" ] || sleep "$3"
-  t1=$(date +%s%N)
-  # SIGINT makes both print their figures.
-  kill -INT "$wrk_pid" "$hey_pid" 2>/dev/null || true
-  i=0
-  while { kill -0 "$wrk_pid" || kill -0 "$hey_pid"; } 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-  kill -KILL "$wrk_pid" "$hey_pid" 2>/dev/null || true
-  wait "$wrk_job" 2>/dev/null || true
-  wait "$hey_job" 2>/dev/null || true
-  wrk_pid=""
-  hey_pid=""
-  refused=$(($(snmp) - a0))
-  failures=$(wrk_failures "$tmp/wrk-restart.txt")
-  requests=$(wrk_requests "$tmp/wrk-restart.txt")
-  p99=$(awk '$1 == "99%" { print $2 }' "$tmp/wrk-restart.txt")
-  restart_ms=$(((t1 - t0) / 1000000 / ($1 > 0 ? $1 : 1)))
-  cat "$tmp/wrk-restart.txt" "$tmp/hey-restart.txt" >&2
-  [ -n "$requests" ] || fail "wrk printed no figures"
-  grep -q 'Status code distribution' "$tmp/hey-restart.txt" || fail "hey printed no figures"
-  # hey: its requests, answers other than 200 and errors (connection refused, ...)
-  hey_requests=$(awk '/^Status code distribution/ { s = 1; next } /^[^ ]/ { s = 0 }
-    s && /responses/ { gsub(/[][]/, ""); n += $2 } END { print n + 0 }' "$tmp/hey-restart.txt")
-  hey_failures=$(awk '/^Status code distribution/ { s = 1; next } /^Error distribution/ { e = 1; s = 0; next } /^[^ ]/ { s = 0; e = 0 }
-    s && /responses/ { gsub(/[][]/, ""); if ($1 != 200) n += $2 } e && /\[[0-9]+\]/ { gsub(/[][]/, ""); n += $1 } END { print n + 0 }' "$tmp/hey-restart.txt")
-  hey_p99=$(awk '$1 == "99%%" || $1 == "99%" { print $3 $4 }' "$tmp/hey-restart.txt")
-  failures=$((failures + hey_failures))
-  note "${2:-systemctl restart weft} x $1 under wrk -t2 -c50 (keep-alive) and hey -c10 (a connection per request) on /hello: wrk $requests requests, hey $hey_requests, $refused refused connection(s), $failures failed request(s) (hey's $hey_failures), wrk p99 $p99, hey p99 $hey_p99, $restart_ms ms per command"
-}
-# p99 $1 against the steady state's $2 (wrk's 12.3ms or hey's 0.0123secs), as a ratio with two decimals.
-ratio() {
-  awk -v a="$(to_us "$1")" -v b="$(to_us "$2")" 'BEGIN { if (b > 0) printf "%.2f\n", a / b; else print "?" }'
-}
-to_us() {
-  awk -v v="$1" 'BEGIN { n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
-    if (u == "ms") n *= 1000; else if (u == "s" || u == "secs") n *= 1000000; else if (u == "m") n *= 60000000
-    printf "%d\n", n + 0.5 }'
-}
 
 if [ "$sockets" -eq 1 ]; then
   # What the socket is for, and proof that the count below can fail: with

@@ -1,0 +1,46 @@
+# shellcheck shell=sh
+# install-md.sh — sourced by packaging/check-systemd.sh: docs/INSTALL.md's
+# ```sh commands read section by section and run inside the container as a
+# reader would type them ($install_md, $tmp; csh, fail and note are the
+# script's).
+
+# The ```sh commands of the section whose heading starts with $1 ("## 8."),
+# one per line: continuation lines joined, blank and comment lines dropped.
+doc_commands() {
+  awk -v want="$1" '
+    /^## / { inside = index($0, want) == 1; code = 0; next }
+    inside && /^```sh$/ { code = 1; next }
+    inside && /^```/ { code = 0; next }
+    inside && code {
+      line = $0
+      sub(/^[ \t]+/, "", line)
+      if (cont != "") { line = cont " " line; cont = "" }
+      if (line ~ /\\$/) { sub(/\\$/, "", line); cont = line; next }
+      if (line == "" || line ~ /^#/) next
+      print line
+    }' "$install_md"
+}
+# Runs section $1's commands inside the container, in directory $2, in
+# order; commands matching the ERE $3 are left to this script; after a
+# command matching the ERE $4 the shell code $5 runs inside (what a reader
+# does by hand between two commands). curl as the guide writes it, but an
+# error status fails, and a route just added gets the seconds it may take.
+doc_run() {
+  doc_commands "$1" >"$tmp/doc.cmds"
+  [ -s "$tmp/doc.cmds" ] || fail "docs/INSTALL.md has no sh commands under '$1'"
+  while IFS= read -r cmd; do
+    if [ -n "${3:-}" ] && printf '%s\n' "$cmd" | grep -Eq "$3"; then
+      note "INSTALL.md $1 (done by this script instead): $cmd"
+      continue
+    fi
+    note "INSTALL.md $1: $cmd"
+    case $cmd in curl\ *) cmd="curl -fsS --max-time 10 --retry 15 --retry-delay 1 --retry-all-errors ${cmd#curl }" ;; esac
+    if ! csh "cd $2 && $cmd" </dev/null >>"$tmp/doc.log" 2>&1; then
+      tail -n 30 "$tmp/doc.log" >&2
+      fail "docs/INSTALL.md '$1': \`$cmd\` failed inside the container (output above)"
+    fi
+    if [ -n "${4:-}" ] && printf '%s\n' "$cmd" | grep -Eq "$4"; then
+      csh "cd $2 && $5" >>"$tmp/doc.log" 2>&1 || fail "docs/INSTALL.md '$1': the step after \`$cmd\` failed"
+    fi
+  done <"$tmp/doc.cmds"
+}
