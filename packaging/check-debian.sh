@@ -42,6 +42,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 root=$(cd "$(dirname "$0")/.." && pwd -P)
+. "$root/packaging/lib/poll.sh"
 # A caller's database or plugin settings (packaging/test.sh exports its
 # private cluster's) must not reach the installed system's tools.
 unset PGHOST PGHOSTADDR PGPORT PGUSER PGDATABASE PGSERVICE PGSERVICEFILE PGOPTIONS PGPASSFILE PGPASSWORD \
@@ -498,18 +499,12 @@ expect() { # url, status, text the body must contain
   esac
 }
 # Polls until url answers status with text, for up to 15 s.
+weft_alive_or_fail() { alive "$weft_pid" || { tail -n 30 "$tmp/weft.log" >&2; fail "weft died (log above)"; }; }
 eventually() {
-  i=0
-  while :; do
-    get "$1"
-    if [ "$code" = "$2" ]; then
-      case $body in *"$3"*) return 0 ;; esac
-    fi
-    alive "$weft_pid" || { tail -n 30 "$tmp/weft.log" >&2; fail "weft died (log above)"; }
-    [ "$i" -lt 150 ] || { tail -n 30 "$tmp/weft.log" >&2; fail "GET $1 never answered $2 with '$3' (last: $code '$(echo "$body" | head -c 200)')"; }
-    sleep 0.1
-    i=$((i + 1))
-  done
+  weft_eventually "$1" "$2" "$3" 150 0.1 weft_alive_or_fail || {
+    tail -n 30 "$tmp/weft.log" >&2
+    fail "GET $1 never answered $2 with '$3' (last: $code '$(echo "$body" | head -c 200)')"
+  }
 }
 
 step "the endpoints answer: /hello, /health/ready, the admin's /status and /metrics$([ "$has_persons" -eq 1 ] && echo ", /{pool,coroutine,reactive}/persons/1")"

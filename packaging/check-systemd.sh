@@ -87,6 +87,7 @@ pg_major=""
 started_at=$(date +%s)
 . "$src/packaging/lib/clean-tree.sh"
 . "$src/packaging/lib/deb-suite.sh"
+. "$src/packaging/lib/poll.sh"
 . "$src/packaging/lib/nspawn-exec.sh"
 . "$src/packaging/lib/install-md.sh"
 . "$src/packaging/lib/under-load.sh"

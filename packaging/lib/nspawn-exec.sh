@@ -68,16 +68,10 @@ expect() { # url, status, text the body must contain
 journal_tail() { cin journalctl -u weft -b --no-pager -n 30 >&2 || true; }
 # Polls until url answers status with text, for up to 20 s.
 eventually() {
-  i=0
-  while :; do
-    get "$1"
-    if [ "$code" = "$2" ]; then
-      case $body in *"$3"*) return 0 ;; esac
-    fi
-    [ "$i" -lt 100 ] || { journal_tail; fail "GET $1 never answered $2 with '$3' (last: $code '$(echo "$body" | head -c 200)')"; }
-    sleep 0.2
-    i=$((i + 1))
-  done
+  weft_eventually "$1" "$2" "$3" 100 0.2 || {
+    journal_tail
+    fail "GET $1 never answered $2 with '$3' (last: $code '$(echo "$body" | head -c 200)')"
+  }
 }
 # The journal's weft lines since mark $1 with their priorities (0..7), for a failure's report.
 journal_prio() {

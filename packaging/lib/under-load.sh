@@ -8,6 +8,25 @@ wrk_failures() { # wrk's output file: socket errors + non-2xx answers
   awk '/Socket errors:/ { gsub(",", ""); n += $4 + $6 + $8 + $10 } /Non-2xx/ { n += $NF } END { print n + 0 }' "$1"
 }
 wrk_requests() { awk '/requests in/ { print $1 }' "$1"; }
+# cnet_client NAME OUT CMD... — the load generator CMD in the container's
+# network, in the background, its output in OUT; sets client_job (the
+# background job) and client_pid (the command's own pid, whatever nsenter
+# forks: SIGINT makes wrk and hey print their figures).
+cnet_client() {
+  name=$1 out=$2
+  shift 2
+  rm -f "$tmp/$name.pid"
+  # shellcheck disable=SC2016 # the inner shell's own $$ and $1
+  cnet sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$tmp/$name.pid" "$@" >"$out" 2>&1 &
+  client_job=$!
+  i=0
+  while [ ! -s "$tmp/$name.pid" ]; do
+    [ "$i" -lt 50 ] || fail "$name did not start"
+    sleep 0.1
+    i=$((i + 1))
+  done
+  client_pid=$(cat "$tmp/$name.pid")
+}
 # Runs wrk -c50 on /hello during $1 restarts (`systemctl restart weft`, or
 # the shell command $2 inside, each waited for until it returns and checked
 # to have replaced the process); sets $refused (TCP connection
@@ -17,33 +36,12 @@ restarts_under_load() {
   # shellcheck disable=SC2016 # awk's own $
   snmp() { cnet awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "AttemptFails") c = i; h = 1 } else print $c }' /proc/net/snmp; }
   a0=$(snmp)
-  # wrk's own pid, whatever nsenter forks: SIGINT makes wrk print its figures.
-  rm -f "$tmp/wrk.pid"
-  # shellcheck disable=SC2016 # the inner shell's own $$, $1, $2
-  cnet sh -c 'echo $$ > "$1"; exec wrk -t2 -c50 -d120s --timeout 5s --latency "$2"' sh "$tmp/wrk.pid" "$http/hello" \
-    >"$tmp/wrk-restart.txt" 2>&1 &
-  wrk_job=$!
-  i=0
-  while [ ! -s "$tmp/wrk.pid" ]; do
-    [ "$i" -lt 50 ] || fail "wrk did not start"
-    sleep 0.1
-    i=$((i + 1))
-  done
-  wrk_pid=$(cat "$tmp/wrk.pid")
+  cnet_client wrk "$tmp/wrk-restart.txt" wrk -t2 -c50 -d120s --timeout 5s --latency "$http/hello"
+  wrk_job=$client_job wrk_pid=$client_pid
   # The second client: hey, a new connection for every request (what
   # wrk's kept-alive connections do not show: connects during the gap).
-  rm -f "$tmp/hey.pid"
-  # shellcheck disable=SC2016 # the inner shell's own $$, $1, $2
-  cnet sh -c 'echo $$ > "$1"; exec hey -z 120s -c 10 -t 5 -disable-keepalive "$2"' sh "$tmp/hey.pid" "$http/hello" \
-    >"$tmp/hey-restart.txt" 2>&1 &
-  hey_job=$!
-  i=0
-  while [ ! -s "$tmp/hey.pid" ]; do
-    [ "$i" -lt 50 ] || fail "hey did not start"
-    sleep 0.1
-    i=$((i + 1))
-  done
-  hey_pid=$(cat "$tmp/hey.pid")
+  cnet_client hey "$tmp/hey-restart.txt" hey -z 120s -c 10 -t 5 -disable-keepalive "$http/hello"
+  hey_job=$client_job hey_pid=$client_pid
   # Load first: the server has answered requests of this wrk run.
   r0=$(cin curl -fsS "$admin/metrics" | awk '/^weft_requests_total/ { n += $2 } END { print n + 0 }')
   i=0
