@@ -18,7 +18,7 @@
 # leaves nothing behind. It prints PASS or FAIL for each step and a summary.
 #
 # docs/INSTALL.md is the script where it can be: the commands of its ```sh
-# blocks are run as written (see doc_run below) — §2's install, §3's
+# blocks are run as written (doc_run, packaging/lib/install-md.sh) — §2's install, §3's
 # database set-up, §4's and §5's checks, §6's drop-in of a plugin with its
 # routes file, §8's removal and purge — and the checks around them are this
 # script's. Only what needs a running systemd (systemctl, journalctl,
@@ -43,6 +43,7 @@ fi
 
 root=$(cd "$(dirname "$0")/.." && pwd -P)
 . "$root/packaging/lib/poll.sh"
+. "$root/packaging/lib/install-md.sh"
 # A caller's database or plugin settings (packaging/test.sh exports its
 # private cluster's) must not reach the installed system's tools.
 unset PGHOST PGHOSTADDR PGPORT PGUSER PGDATABASE PGSERVICE PGSERVICEFILE PGOPTIONS PGPASSFILE PGPASSWORD \
@@ -216,48 +217,9 @@ chmod 0711 "$tmp"
 # ---- docs/INSTALL.md, as written ---------------------------------------------
 
 install_md=$root/docs/INSTALL.md
-# The ```sh commands of the section whose heading starts with $1 ("## 8."),
-# one per line: continuation lines joined, blank and comment lines dropped.
-doc_commands() {
-  awk -v want="$1" '
-    /^## / { inside = index($0, want) == 1; code = 0; next }
-    inside && /^```sh$/ { code = 1; next }
-    inside && /^```/ { code = 0; next }
-    inside && code {
-      line = $0
-      sub(/^[ \t]+/, "", line)
-      if (cont != "") { line = cont " " line; cont = "" }
-      if (line ~ /\\$/) { sub(/\\$/, "", line); cont = line; next }
-      if (line == "" || line ~ /^#/) next
-      print line
-    }' "$install_md"
-}
-# curl as the guide writes it, but an error status fails, and a just-dropped
-# route gets the second it may take to appear.
-doc_curl() { command curl -fsS --max-time 10 --retry 15 --retry-delay 1 --retry-all-errors "$@"; }
-# Runs section $1's commands in directory $2, in order, in this shell (so
-# the sudo stand-in applies); commands matching the ERE $3 are left to this
-# script (no systemd here); after a command matching the ERE $4, the shell
-# code $5 runs (what a reader does by hand between two commands).
-doc_run() {
-  doc_commands "$1" >"$tmp/doc.cmds"
-  [ -s "$tmp/doc.cmds" ] || fail "docs/INSTALL.md has no sh commands under '$1'"
-  while IFS= read -r cmd; do
-    if [ -n "${3:-}" ] && printf '%s\n' "$cmd" | grep -Eq "$3"; then
-      note "INSTALL.md $1 (done by this script instead): $cmd"
-      continue
-    fi
-    note "INSTALL.md $1: $cmd"
-    case $cmd in curl\ *) cmd="doc_curl ${cmd#curl }" ;; esac
-    if ! (cd "$2" && eval "$cmd") </dev/null >>"$tmp/doc.log" 2>&1; then
-      tail -n 30 "$tmp/doc.log" >&2
-      fail "docs/INSTALL.md '$1': \`$cmd\` failed (output above)"
-    fi
-    if [ -n "${4:-}" ] && printf '%s\n' "$cmd" | grep -Eq "$4"; then
-      (cd "$2" && eval "$5") >>"$tmp/doc.log" 2>&1 || fail "docs/INSTALL.md '$1': the step after \`$cmd\` failed"
-    fi
-  done <"$tmp/doc.cmds"
-}
+# docs/INSTALL.md's commands (packaging/lib/install-md.sh) run in this
+# shell, so the sudo stand-in applies; systemd's are left to this script.
+doc_exec() { (cd "$1" && eval "$2"); }
 doc_commands "## 2." | grep -q . || fail "docs/INSTALL.md: no sh commands under '## 2.' (is the guide's layout changed?)"
 
 # ---- build -------------------------------------------------------------------

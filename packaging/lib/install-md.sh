@@ -1,8 +1,10 @@
 # shellcheck shell=sh
-# install-md.sh — sourced by packaging/check-systemd.sh: docs/INSTALL.md's
-# ```sh commands read section by section and run inside the container as a
-# reader would type them ($install_md, $tmp; csh, fail and note are the
-# script's).
+# install-md.sh — sourced by the packaging checks that follow the guide:
+# docs/INSTALL.md's ```sh commands, read section by section from
+# $install_md, and run as a reader types them. Where they run is the
+# caller's: it defines doc_exec DIR CODE (check-debian.sh: in its own shell;
+# check-systemd.sh: inside the container) and may set doc_where (words for
+# the failure message). $tmp, fail and note are the caller's.
 
 # The ```sh commands of the section whose heading starts with $1 ("## 8."),
 # one per line: continuation lines joined, blank and comment lines dropped.
@@ -20,11 +22,11 @@ doc_commands() {
       print line
     }' "$install_md"
 }
-# Runs section $1's commands inside the container, in directory $2, in
-# order; commands matching the ERE $3 are left to this script; after a
-# command matching the ERE $4 the shell code $5 runs inside (what a reader
-# does by hand between two commands). curl as the guide writes it, but an
-# error status fails, and a route just added gets the seconds it may take.
+# Runs section $1's commands in directory $2, in order; commands matching
+# the ERE $3 are left to the caller; after a command matching the ERE $4 the
+# shell code $5 runs (what a reader does by hand between two commands).
+# curl as the guide writes it, but an error status fails, and a route just
+# added gets the seconds it may take to appear.
 doc_run() {
   doc_commands "$1" >"$tmp/doc.cmds"
   [ -s "$tmp/doc.cmds" ] || fail "docs/INSTALL.md has no sh commands under '$1'"
@@ -35,12 +37,12 @@ doc_run() {
     fi
     note "INSTALL.md $1: $cmd"
     case $cmd in curl\ *) cmd="curl -fsS --max-time 10 --retry 15 --retry-delay 1 --retry-all-errors ${cmd#curl }" ;; esac
-    if ! csh "cd $2 && $cmd" </dev/null >>"$tmp/doc.log" 2>&1; then
+    if ! doc_exec "$2" "$cmd" </dev/null >>"$tmp/doc.log" 2>&1; then
       tail -n 30 "$tmp/doc.log" >&2
-      fail "docs/INSTALL.md '$1': \`$cmd\` failed inside the container (output above)"
+      fail "docs/INSTALL.md '$1': \`$cmd\` failed${doc_where:-} (output above)"
     fi
     if [ -n "${4:-}" ] && printf '%s\n' "$cmd" | grep -Eq "$4"; then
-      csh "cd $2 && $5" >>"$tmp/doc.log" 2>&1 || fail "docs/INSTALL.md '$1': the step after \`$cmd\` failed"
+      doc_exec "$2" "$5" >>"$tmp/doc.log" 2>&1 || fail "docs/INSTALL.md '$1': the step after \`$cmd\` failed"
     fi
   done <"$tmp/doc.cmds"
 }

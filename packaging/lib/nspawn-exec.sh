@@ -2,9 +2,10 @@
 # nspawn-exec.sh — sourced by packaging/check-systemd.sh: booting its root
 # with systemd-nspawn and working inside the booted container (commands as
 # root in systemd's clean environment, curl, the unit's properties, the
-# journal since a mark, the config's routes). Reads and sets the script's
-# globals: $root, $tmp, $unified, $nspawn_pid, $pid1, $conf; fail and note
-# are the script's.
+# journal since a mark, the config's routes, docs/INSTALL.md's commands as
+# a reader types them: doc_commands from packaging/lib/install-md.sh). Reads
+# and sets the script's globals: $root, $tmp, $unified, $nspawn_pid, $pid1,
+# $conf; fail and note are the script's.
 
 start_nspawn() {
   env ${unified:+SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=$unified} \
@@ -112,3 +113,6 @@ add_route() { # a route line, inserted first in the routes list of $conf
   $1,' $conf > $conf.check-new && mv $conf.check-new $conf" || fail "could not edit $conf"
   cin grep -qF "$1" "$conf" || fail "could not add a route: $conf has no line 'routes = ('"
 }
+# docs/INSTALL.md's commands (packaging/lib/install-md.sh) run inside.
+doc_exec() { csh "cd $1 && $2"; }
+doc_where=" inside the container"
