@@ -14,11 +14,18 @@
 #include "harness.h"
 #include "spawn.h"
 
-void wt_wd_start(wt_wd *d, const char *driver, char *const *env, const char *log)
+/* chromedriver's own --port=0 binds IPv6 on a kernel-chosen port and then
+ * IPv4 on the same number, which another test's 127.0.0.1:0 listener may
+ * already hold ("IPv4 port not available. Exiting..."). A port below the
+ * ephemeral range is one nobody takes by asking for port 0; a start that
+ * still loses its port to a race is tried again on another. */
+static int wd_try_start(wt_wd *d, const char *driver, char *const *env, const char *log)
 {
-    const char *argv[] = {driver, "--port=0", NULL};
+    char port_arg[32];
+    snprintf(port_arg, sizeof(port_arg), "--port=%d", wt_free_port());
+    const char *argv[] = {driver, port_arg, NULL};
     d->port = 0;
-    d->pid = wt_spawn(driver, argv, env, NULL, log, WT_SPAWN_GROUP);
+    d->pid = wt_spawn(driver, argv, env, NULL, log, WT_SPAWN_GROUP | WT_SPAWN_TRUNCATE);
     double deadline = wt_now_ms() + 30000;
     while (wt_now_ms() < deadline) {
         char *text = wt_read_file(log);
@@ -27,17 +34,32 @@ void wt_wd_start(wt_wd *d, const char *driver, char *const *env, const char *log
             d->port = atoi(p + strlen("started successfully on port "));
         free(text);
         if (d->port > 0)
-            return;
+            return 1;
         int status;
         if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
             d->pid = 0;
             char *l = wt_read_file(log);
+            int lost_port = l != NULL && strstr(l, "Address already in use") != NULL;
+            if (lost_port) {
+                free(l);
+                return 0;
+            }
             cr_assert_fail("chromedriver exited (status %d):\n%s", status, l);
         }
         usleep(50000);
     }
     char *l = wt_read_file(log);
     cr_assert_fail("chromedriver did not start within 30 s:\n%s", l);
+    return 0;
+}
+
+void wt_wd_start(wt_wd *d, const char *driver, char *const *env, const char *log)
+{
+    for (int attempt = 0; attempt < 5; attempt++)
+        if (wd_try_start(d, driver, env, log))
+            return;
+    char *l = wt_read_file(log);
+    cr_assert_fail("chromedriver found its port taken 5 times:\n%s", l);
 }
 
 void wt_wd_stop(wt_wd *d)

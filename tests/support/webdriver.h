@@ -12,7 +12,7 @@ typedef struct wt_wd {
     int port;
 } wt_wd;
 
-/** Starts chromedriver on an ephemeral port with `env`, logging into `log`; fails the test if it does not come up. */
+/** Starts chromedriver on a free port below the ephemeral range with `env`, logging into `log`; fails the test if it does not come up. */
 void wt_wd_start(wt_wd *d, const char *driver, char *const *env, const char *log);
 /** Stops chromedriver and whatever browser it left behind. */
 void wt_wd_stop(wt_wd *d);
