@@ -12,6 +12,7 @@
 #include "edge/static_cache.h"
 #include "edge/static_guard.h"
 #include "edge/static_range.h"
+#include "edge/static_write.h"
 #include "request/respond.h"
 
 struct weft_static {
@@ -129,6 +130,8 @@ int weft_static_serve(const weft_static *s, h2o_req_t *req, const char *norm, si
      * directory: it must see exactly the path checked above. */
     req->path_normalized = h2o_iovec_init(path, path_len);
     req->path_normalized_has_null_char = 0;
+    if (req->version < 0x200)
+        weft_static_one_write(req);
     if (s->handler->on_req(s->handler, req) != 0)
         return answer(req, 404, "not found");
     return req->res.status;

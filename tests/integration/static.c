@@ -580,3 +580,45 @@ Test(static_files, streams_reset_before_their_file_was_sent_are_charged)
     cr_assert(h2_client(port, "/s/big.bin", 20000, ""), "a Rapid Reset on a static file must close the connection");
     assert_closed_for(&s, "limits.max_resets");
 }
+
+/* Write system calls of the whole weft process (/proc/PID/io counts each
+ * write, writev and sendfile; h2o's sendmsg is not among them). */
+static long write_calls(void)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/io", (int)srv.pid);
+    char *text = wt_read_file(path);
+    cr_assert_not_null(text, "%s unreadable", path);
+    const char *p = strstr(text, "syscw: ");
+    cr_assert_not_null(p, "no syscw in %s", path);
+    long n = atol(p + strlen("syscw: "));
+    free(text);
+    return n;
+}
+
+Test(static_files, a_small_file_leaves_with_its_head_in_one_write_a_large_one_by_sendfile)
+{
+    /* 40 answers of a 5-byte file over HTTP/1.1: no sendfile at all; 40 of
+     * the 1 MB file: at least one each. Both bodies arrive whole. */
+    CURL *c = curl_easy_init();
+    char body[64];
+    cr_assert_eq(get_on(c, "/s/a.txt", body, sizeof(body)), 200);
+    long before = write_calls();
+    for (int i = 0; i < 40; i++) {
+        cr_assert_eq(get_on(c, "/s/a.txt", body, sizeof(body)), 200);
+        cr_assert_str_eq(body, "hello");
+    }
+    long small = write_calls() - before;
+    curl_easy_cleanup(c);
+    sresp r;
+    before = write_calls();
+    for (int i = 0; i < 40; i++) {
+        get("/s/big.bin", &r);
+        cr_assert_eq(r.status, 200);
+        cr_assert_eq(r.len, BIG_SIZE);
+        free(r.body);
+    }
+    long large = write_calls() - before;
+    cr_assert_lt(small, 10, "40 answers of 5 bytes took %ld write calls: the body went by sendfile", small);
+    cr_assert_geq(large, 40, "40 answers of 1 MB took %ld write calls: no sendfile", large);
+}
