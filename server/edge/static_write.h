@@ -11,7 +11,7 @@
 #ifndef WEFT_EDGE_STATIC_WRITE_H
 #define WEFT_EDGE_STATIC_WRITE_H
 
-#include <h2o.h>
+#include "base/h2o_glue.h"
 
 #define WEFT_STATIC_ONE_WRITE_MAX 16384
 
