@@ -581,18 +581,10 @@ Test(static_files, streams_reset_before_their_file_was_sent_are_charged)
     assert_closed_for(&s, "limits.max_resets");
 }
 
-/* Write system calls of the whole weft process (/proc/PID/io counts each
- * write, writev and sendfile; h2o's sendmsg is not among them). */
 static long write_calls(void)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/io", (int)srv.pid);
-    char *text = wt_read_file(path);
-    cr_assert_not_null(text, "%s unreadable", path);
-    const char *p = strstr(text, "syscw: ");
-    cr_assert_not_null(p, "no syscw in %s", path);
-    long n = atol(p + strlen("syscw: "));
-    free(text);
+    long n = wt_write_syscalls(srv.pid);
+    cr_assert_geq(n, 0, "/proc/%d/io unreadable", (int)srv.pid);
     return n;
 }
 

@@ -196,6 +196,8 @@ int wt_send_get(const wt_server *s, const char *path);
 int wt_thread_count(pid_t pid);
 /** Resident memory of a process in KiB (from /proc); -1 if unknown. */
 long wt_rss_kib(pid_t pid);
+/** Write system calls the process made so far (/proc/PID/io syscw: write, writev, sendfile, not sendmsg); -1 if unreadable. */
+long wt_write_syscalls(pid_t pid);
 /** Open descriptors of a process (from /proc). */
 int wt_fd_count(pid_t pid);
 /** User + system CPU seconds a process has used (from /proc). */

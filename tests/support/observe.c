@@ -12,11 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A numeric field of /proc/PID/status ("Threads:", "VmRSS:"); -1 if absent. */
-static long status_field(pid_t pid, const char *field)
+/* A numeric field of /proc/PID/FILE ("status": "Threads:", "VmRSS:"; "io":
+ * "syscw:"); -1 if absent. */
+static long proc_field(pid_t pid, const char *file, const char *field)
 {
     char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return -1;
@@ -31,9 +32,11 @@ static long status_field(pid_t pid, const char *field)
     return v;
 }
 
-int wt_thread_count(pid_t pid) { return (int)status_field(pid, "Threads:"); }
+int wt_thread_count(pid_t pid) { return (int)proc_field(pid, "status", "Threads:"); }
 
-long wt_rss_kib(pid_t pid) { return status_field(pid, "VmRSS:"); }
+long wt_rss_kib(pid_t pid) { return proc_field(pid, "status", "VmRSS:"); }
+
+long wt_write_syscalls(pid_t pid) { return proc_field(pid, "io", "syscw:"); }
 
 int wt_fd_count(pid_t pid)
 {
