@@ -26,6 +26,7 @@ struct weft_auto {
     atomic_uint_fast64_t next_probe_ns; /* demoted: when the next probe may start */
     atomic_uint_fast64_t changes, probes, probes_blocked;
     atomic_uint_fast64_t last_change_ns; /* 0: never changed */
+    atomic_uint_fast64_t last_over_ns;   /* the last slice the handler held its loop past the threshold; 0: none */
     /* The probe in flight. */
     atomic_uint_fast64_t probe_slices, probe_max_ns;
     atomic_int probe_blocked;
@@ -157,6 +158,7 @@ static void demote(weft_auto *a, const weft_route *route, uint64_t now, uint64_t
     a->interval_ns = iv;
     atomic_store(&a->next_probe_ns, now + iv);
     atomic_store(&a->last_change_ns, now);
+    atomic_store(&a->last_over_ns, 0);
     atomic_store(&a->policy, WEFT_DISPATCH_POOL);
     uint64_t n = atomic_fetch_add(&a->changes, 1) + 1;
     pthread_mutex_unlock(&a->mu);
@@ -226,7 +228,15 @@ void weft_auto_slice(const weft_route *route, int probe, uint64_t elapsed_ns, co
                       (double)iv / 1e9);
         return;
     }
-    if (over && route->cfg->adapt.prefer < 0 && atomic_load(&a->policy) == WEFT_DISPATCH_COROUTINE)
+    if (!over || route->cfg->adapt.prefer >= 0 || atomic_load(&a->policy) != WEFT_DISPATCH_COROUTINE)
+        return;
+    /* One slow slice alone may be a one-off the handler did not cause: a
+     * thread that slept on a lock the runtime held (seen under TSan: 190 ms
+     * asleep in the first slice of a handler that does nothing), a page
+     * faulted in from disk. A handler that blocks does it again: the second
+     * such slice within a window moves the route. */
+    uint64_t prev = atomic_exchange(&a->last_over_ns, now);
+    if (prev != 0 && now - prev <= WINDOW_NS)
         demote(a, route, now, limit);
 }
 

@@ -1,8 +1,9 @@
 /*
  * dispatch = "auto": where the next request of a route runs, chosen from
  * what its handler did on the loop. A route with a blocking-style handle()
- * starts on coroutine; the first slice that holds its loop past
- * blocking.threshold_ms moves it to its pool at once (the requests already
+ * starts on coroutine; a second slice that holds its loop past
+ * blocking.threshold_ms within a second of the first moves it to its pool
+ * (one alone may be a one-off the handler did not cause; the requests already
  * running keep their policy: nothing migrates mid-request). From time to
  * time one request of a demoted route runs on a coroutine as a probe: if a
  * slice of it blocks again the route stays on the pool and the interval
