@@ -30,6 +30,11 @@ typedef struct node {
     endpoint *eps;
     size_t n_eps;
     endpoint *prefix; /* weft_router_add_prefix: this path and everything below */
+    /* Where matching may stop early: most paths served under a prefix
+     * ("/" for a site's files) would otherwise be split and hashed twice,
+     * once for the patterns and once for the prefixes. */
+    unsigned char eps_in;       /* this node or one below has an endpoint */
+    unsigned char prefix_under; /* a node strictly below has a prefix */
 } node;
 
 struct weft_router {
@@ -232,6 +237,9 @@ int weft_router_add(weft_router *r, const char *pattern, unsigned methods, void 
     }
     n->eps = xalloc(realloc(n->eps, (n->n_eps + 1) * sizeof(endpoint)));
     n->eps[n->n_eps++] = (endpoint){methods, route};
+    /* The nodes on the way were all made above. */
+    for (p = pattern, n = &r->root, n->eps_in = 1; next_segment(&p, end, &seg, &len); n->eps_in = 1)
+        n = is_param(seg, len) ? n->param : (node *)lit_find(n, seg, len);
     return 0;
 }
 
@@ -242,6 +250,8 @@ static int walk(const node *n, const char *p, const char *end, unsigned method, 
     const char *seg;
     size_t len;
     const char *rest = p;
+    if (!n->eps_in)
+        return 0; /* no endpoint here or below: neither a match nor an Allow */
     if (!next_segment(&rest, end, &seg, &len)) {
         unsigned allow = 0;
         for (size_t i = 0; i < n->n_eps; i++) {
@@ -296,6 +306,8 @@ int weft_router_add_prefix(weft_router *r, const char *prefix, unsigned methods,
     }
     n->prefix = xalloc(malloc(sizeof(endpoint)));
     *n->prefix = (endpoint){methods, route};
+    for (p = prefix, n = &r->root; next_segment(&p, end, &seg, &len); n = (node *)lit_find(n, seg, len))
+        n->prefix_under = 1;
     return 0;
 }
 
@@ -306,7 +318,8 @@ static void match_prefix(const node *n, const char *path, size_t len, unsigned m
     size_t seglen;
     const endpoint *best = n->prefix;
     size_t best_len = 0;
-    for (int depth = 0; n != NULL && depth < WEFT_MAX_SEGMENTS && next_segment(&p, end, &seg, &seglen); depth++) {
+    for (int depth = 0; n != NULL && n->prefix_under && depth < WEFT_MAX_SEGMENTS && next_segment(&p, end, &seg, &seglen);
+         depth++) {
         if ((n = lit_find(n, seg, seglen)) != NULL && n->prefix != NULL) {
             best = n->prefix;
             best_len = (size_t)(p - path);
@@ -354,6 +367,21 @@ static int dots(const char *seg, size_t len)
             return 0;
     }
     return n;
+}
+
+/* The bytes weft_path_is_plain looks at twice: one test per byte for the others. */
+static const unsigned char plain_watch[256] = {['%'] = 1, ['/'] = 1, ['.'] = 1};
+
+int weft_path_is_plain(const char *in, size_t len)
+{
+    if (len == 0 || in[0] != '/')
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (plain_watch[c] && (c == '%' || in[i - 1] == '/'))
+            return 0;
+    }
+    return 1;
 }
 
 long weft_path_normalize(const char *in, size_t len, char *out)

@@ -40,6 +40,15 @@ typedef struct weft_match {
  */
 long weft_path_normalize(const char *in, size_t len, char *out);
 
+/**
+ * 1 when the raw path is its own normal form with nothing to decode: it
+ * starts with '/' and has no escape, no empty segment ("//"; a trailing
+ * '/' is kept by normalizing too) and no segment starting with '.'. Most
+ * requests name such a path; it is then routed and served as it is, with
+ * no copy (a hidden name or an escape takes weft_path_normalize's way).
+ */
+int weft_path_is_plain(const char *in, size_t len);
+
 /** 0 if `pattern` is a valid route pattern; otherwise -1 and the reason in `why`. */
 int weft_pattern_check(const char *pattern, char *why, size_t size);
 

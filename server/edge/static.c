@@ -88,32 +88,60 @@ static int answer(h2o_req_t *req, int status, const char *message)
     return status;
 }
 
-int weft_static_serve(const weft_static *s, h2o_req_t *req, const char *norm, size_t norm_len, size_t prefix_len)
+/* The path h2o maps onto the directory: the prefix as the route names it
+ * ("/" for the root route: the rest then starts with its own slash), then
+ * the decoded rest. A plain path is that already (the router matched the
+ * prefix byte for byte). Sets *path_len; NULL with the answer sent. */
+static char *file_path(const weft_static *s, h2o_req_t *req, weft_static_target t, size_t *path_len)
 {
-    const char *rest = norm + prefix_len;
-    size_t rest_len = norm_len - prefix_len;
-    /* The prefix as the route names it ("/" for the root route: the rest
-     * then starts with its own slash), then the decoded rest. */
+    if (t.plain) {
+        *path_len = t.len;
+        return (char *)t.norm;
+    }
+    const char *rest = t.norm + t.prefix_len;
+    size_t rest_len = t.len - t.prefix_len;
     size_t plen = s->plen;
     char *path = h2o_mem_alloc_pool(&req->pool, char, plen + rest_len + 2);
     memcpy(path, s->cfg->path, plen);
     long n = weft_static_decode(rest, rest_len, path + plen);
-    if (n == -400)
-        return answer(req, 400, "bad request target: a malformed or NUL escape");
-    if (n < 0)
-        return answer(req, 404, "not found");
+    if (n == -400) {
+        answer(req, 400, "bad request target: a malformed or NUL escape");
+        return NULL;
+    }
+    if (n < 0) {
+        answer(req, 404, "not found");
+        return NULL;
+    }
     if (n == 0 && plen == 0) { /* "/" itself */
         path[0] = '/';
         path[1] = '\0';
         n = 1;
     }
-    size_t path_len = plen + (size_t)n;
+    *path_len = plen + (size_t)n;
+    return path;
+}
+
+int weft_static_serve(const weft_static *s, h2o_req_t *req, weft_static_target t)
+{
+    size_t plen = s->plen, path_len;
+    char *path = file_path(s, req, t, &path_len);
+    if (path == NULL)
+        return req->res.status;
+    /* The two headers this reads, in one pass (h2o's file handler reads its own). */
+    ssize_t accept_encoding = -1, range = -1;
+    for (size_t i = 0; i < req->headers.size; i++) {
+        const h2o_iovec_t *name = req->headers.entries[i].name;
+        if (name == &H2O_TOKEN_ACCEPT_ENCODING->buf && accept_encoding < 0)
+            accept_encoding = (ssize_t)i;
+        else if (name == &H2O_TOKEN_RANGE->buf && range < 0)
+            range = (ssize_t)i;
+    }
     if (!s->cfg->follow_symlinks) {
         const char *rel = path + plen;
-        size_t rel_len = (size_t)n;
+        size_t rel_len = path_len - plen;
         while (rel_len > 0 && *rel == '/')
             rel++, rel_len--;
-        int variants = s->cfg->send_compressed && h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT_ENCODING, -1) >= 0;
+        int variants = s->cfg->send_compressed && accept_encoding >= 0;
         if (!weft_static_cache_hit(s->id, rel, rel_len, variants)) {
             int e = weft_static_escapes(s->rootfd, s->real, rel, rel_len, s->cfg->index, variants);
             if (e == 1)
@@ -122,7 +150,6 @@ int weft_static_serve(const weft_static *s, h2o_req_t *req, const char *norm, si
                 weft_static_cache_put(s->id, rel, rel_len, variants);
         }
     }
-    ssize_t range = h2o_find_header(&req->headers, H2O_TOKEN_RANGE, -1);
     if (range >= 0 &&
         !weft_range_acceptable(req->headers.entries[range].value.base, req->headers.entries[range].value.len))
         h2o_delete_header(&req->headers, range);

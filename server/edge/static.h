@@ -27,13 +27,18 @@ weft_static *weft_static_new(const weft_static_cfg *cfg, h2o_mimemap_t *mimemap,
 void weft_static_free(weft_static *s);
 const weft_static_cfg *weft_static_cfg_of(const weft_static *s);
 
+/* A request's path as the router matched it. */
+typedef struct weft_static_target {
+    const char *norm;  /* dot segments resolved, other escapes still encoded; not NUL-terminated */
+    size_t len;
+    size_t prefix_len; /* its first bytes: the route's prefix */
+    int plain;         /* no escape and no segment starting with '.': nothing to decode or refuse */
+} weft_static_target;
+
 /**
- * Answers `req` from the directory. `norm` is the request's path as the
- * router matched it (weft_path_normalize: dot segments resolved, other
- * escapes still encoded), the first `prefix_len` bytes of it the route's
- * prefix. Returns the status sent (the body may still be streaming: h2o
- * owns it from here). Loop thread.
+ * Answers `req` from the directory for `t`. Returns the status sent (the
+ * body may still be streaming: h2o owns it from here). Loop thread.
  */
-int weft_static_serve(const weft_static *s, h2o_req_t *req, const char *norm, size_t norm_len, size_t prefix_len);
+int weft_static_serve(const weft_static *s, h2o_req_t *req, weft_static_target t);
 
 #endif

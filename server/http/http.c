@@ -283,8 +283,14 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     /* Route on the raw path, not h2o's decoded one: "%2F" must not become a
      * separator and a parameter must be decoded once, not twice. */
     size_t raw_len = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
-    char *norm = h2o_mem_alloc_pool(&req->pool, char, raw_len + 2);
-    long norm_len = weft_path_normalize(req->path.base, raw_len, norm);
+    int plain = weft_path_is_plain(req->path.base, raw_len);
+    const char *norm = req->path.base;
+    long norm_len = (long)raw_len;
+    if (!plain) {
+        char *buf = h2o_mem_alloc_pool(&req->pool, char, raw_len + 2);
+        norm_len = weft_path_normalize(req->path.base, raw_len, buf);
+        norm = buf;
+    }
     if (norm_len < 0 || (req->query_at != SIZE_MAX && memmem(req->path.base + req->query_at, req->path.len - req->query_at, "%00", 3) != NULL)) {
         early(req, 400, "bad request target: an encoded NUL (%00) or a path above the root");
         return 0;
@@ -324,7 +330,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             return 0;
         }
         weft_trace_answer_route(at, ad.limit.path, "static"); /* whatever the directory says is its own */
-        weft_http_static(req, sr, conn, ad.now, norm, (size_t)norm_len, m.prefix_len);
+        weft_http_static(req, sr, conn, ad.now, (weft_static_target){norm, (size_t)norm_len, m.prefix_len, plain});
         return 0;
     }
     weft_route *route = m.route;

@@ -4,8 +4,9 @@
 #include "core/loop.h"
 #include "edge/static.h"
 #include "http/abuse.h"
+#include "request/end_hook.h"
 
-/* What a static request holds until h2o frees it: its generation, its
+/* What a static request holds until h2o frees it (request/end_hook.h): its generation, its
  * place in the loop's in-flight count (weft_inflight_requests, the drain)
  * and in its connection's work in flight (the abuse budget; busy, so that
  * admission never evicts a connection mid-download and its record outlives
@@ -14,25 +15,23 @@ typedef struct static_hold {
     weft_gen_ref gen;
     weft_loop *loop;
     weft_conn *conn;
-    h2o_req_t *req;
     int status;
 } static_hold;
 
 /* An HTTP/2 stream freed with its file not all sent was reset (a 304, a
  * HEAD or an error has no body to send). */
-static int cut_short(const static_hold *h)
+static int cut_short(const static_hold *h, const h2o_req_t *req)
 {
-    const h2o_req_t *req = h->req;
     return req->version >= 0x200 && (h->status == 200 || h->status == 206) &&
            !h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")) &&
            req->res.content_length != SIZE_MAX && req->bytes_sent < req->res.content_length;
 }
 
-static void release_hold(void *p)
+static void release_hold(void *p, h2o_req_t *req)
 {
     static_hold *h = p;
-    if (cut_short(h))
-        weft_abuse_reset(h->loop, h->req);
+    if (cut_short(h, req))
+        weft_abuse_reset(h->loop, req);
     weft_abuse_request_end(h->conn);
     if (h->conn != NULL)
         weft_conn_busy(h->conn, -1, weft_loop_now_ns(h->loop));
@@ -41,14 +40,13 @@ static void release_hold(void *p)
     atomic_store_explicit(&h->loop->stats->inflight, (int_fast64_t)h->loop->inflight, memory_order_relaxed);
 }
 
-void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, uint64_t start, const char *norm,
-                      size_t norm_len, size_t prefix_len)
+void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, uint64_t start, weft_static_target t)
 {
     /* The file handler's answer points into the generation (its MIME
      * table) until the last byte is out: held by the request's own pool. */
-    static_hold *hold = h2o_mem_alloc_shared(&req->pool, sizeof(*hold), release_hold);
+    static_hold *hold = weft_end_hook_alloc(req, sizeof(*hold), release_hold);
     weft_loop *L = weft_loop_current;
-    *hold = (static_hold){.gen = weft_generation_retain_on_loop(sr->gen), .loop = L, .conn = conn, .req = req};
+    *hold = (static_hold){.gen = weft_generation_retain_on_loop(sr->gen), .loop = L, .conn = conn};
     if (conn != NULL)
         weft_conn_busy(conn, +1, start);
     L->inflight++;
@@ -56,7 +54,7 @@ void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, ui
     /* A body nobody reads: this HTTP/1 connection cannot carry another request. */
     if (req->proceed_req != NULL && !req->is_tunnel_req)
         req->http1_is_persistent = 0;
-    hold->status = weft_static_serve(sr->serve, req, norm, norm_len, prefix_len);
+    hold->status = weft_static_serve(sr->serve, req, t);
     weft_stats_request(L->stats, sr->stat_slot, hold->status, weft_loop_now_ns(L) - start);
 }
 

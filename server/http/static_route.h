@@ -13,6 +13,7 @@
 
 #include "base/h2o_glue.h"
 #include "core/loop.h"
+#include "edge/static.h"
 #include "http/ratelimit.h"
 #include "reload/generation.h"
 
@@ -21,8 +22,7 @@
  * (weft_abuse_request_start succeeded) until h2o frees it: that ends it.
  * `start` is weft_now_ns() at admission.
  */
-void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, uint64_t start, const char *norm,
-                      size_t norm_len, size_t prefix_len);
+void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, uint64_t start, weft_static_target t);
 /** The static route's rate_limit, as http/admit.h checks it. */
 weft_ratelimit_route weft_http_static_limit(weft_static_route *sr);
 
