@@ -451,3 +451,54 @@ Test(router, two_hundred_thousand_siblings, .timeout = 60)
     cr_assert_eq(match("/r/00", WEFT_M_GET).status, 404);
     cr_assert_eq(match("/r/1", WEFT_M_POST).status, 405);
 }
+
+/* http.c routes a plain path as it is, skipping weft_path_normalize: that is
+ * only right if normalizing would give the same bytes back. */
+Test(router, a_plain_path_is_its_own_normal_form)
+{
+    const char *plain[] = {"/", "/5b.txt", "/assets/app.js", "/dir/", "/a/b.c/d", "/x..y", "/a.", "/~u/f-1_2"};
+    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+        const char *p = plain[i];
+        char out[64];
+        cr_assert_eq(weft_path_is_plain(p, strlen(p)), 1, "%s should be plain", p);
+        long n = weft_path_normalize(p, strlen(p), out);
+        cr_assert(n == (long)strlen(p) && memcmp(out, p, (size_t)n) == 0, "%s normalizes to %.*s", p, (int)n, out);
+    }
+}
+
+Test(router, a_path_with_escapes_dots_or_empty_segments_is_not_plain)
+{
+    const char *not_plain[] = {"", "a/b", "//a", "/a//b", "/.", "/..", "/a/./b", "/a/../b", "/.git/config",
+                               "/a/.env", "/a%2Fb", "/%2e%2e/x", "/%41", "/a/%00"};
+    for (size_t i = 0; i < sizeof(not_plain) / sizeof(not_plain[0]); i++)
+        cr_assert_eq(weft_path_is_plain(not_plain[i], strlen(not_plain[i])), 0, "'%s' is not plain", not_plain[i]);
+    /* The length bounds the scan: what follows it (the query) is not the path's. */
+    cr_assert_eq(weft_path_is_plain("/a?//.%", 2), 1);
+}
+
+/* Matching stops where nothing lies below (no endpoint for the patterns, no
+ * prefix for the prefixes): the answers must be those of a full walk. */
+Test(router, early_stops_give_the_answers_of_a_full_walk)
+{
+    char why[256];
+    void *conflict;
+    cr_assert_eq(weft_router_add_prefix(router, "/", WEFT_M_GET, &route_a, &conflict, why, sizeof(why)), 0);
+    weft_match m = match("/deep/er/file.txt", WEFT_M_GET);
+    cr_assert(m.status == 200 && m.route == &route_a && m.prefix && m.prefix_len == 0);
+    m = match("/deep", WEFT_M_POST);
+    cr_assert(m.status == 405 && m.allow == WEFT_M_GET);
+    /* A pattern and a prefix added later, both deep: the prefix root "/" still covers the rest. */
+    add_ok("/api/v1/items/{id}", WEFT_M_GET, &route_b);
+    cr_assert_eq(weft_router_add_prefix(router, "/api/static", WEFT_M_GET, &route_c, &conflict, why, sizeof(why)), 0);
+    m = match("/api/v1/items/7", WEFT_M_GET);
+    cr_assert(m.status == 200 && m.route == &route_b && !m.prefix);
+    expect_param(&m, 0, "id", "7");
+    m = match("/api/v1/items/7", WEFT_M_DELETE);
+    cr_assert(m.status == 405 && m.allow == WEFT_M_GET, "the deep pattern's Allow, got %d", m.status);
+    m = match("/api/v1", WEFT_M_GET); /* a node on the way, no endpoint of its own */
+    cr_assert(m.status == 200 && m.route == &route_a && m.prefix_len == 0);
+    m = match("/api/static/css/site.css", WEFT_M_GET);
+    cr_assert(m.status == 200 && m.route == &route_c && m.prefix_len == 11);
+    m = match("/api/other", WEFT_M_GET);
+    cr_assert(m.route == &route_a);
+}
