@@ -86,7 +86,8 @@ srv_once() {
 # interleaved LABEL FN URL_FORMAT NAME:PORT:PID... — srv_once for each
 # server (its port put into URL_FORMAT's %s), one run of each per round and
 # the order rotated every round, so a neighbour's burst hits every server
-# alike; 3 rounds, 2 more when a server's req/s spread exceeds 10 %. Leaves
+# alike; 3 rounds, 2 more while a server's req/s spread exceeds 10 %, up to
+# IV_MAX_ROUNDS (default 5; a caller whose rows swing widely sets 7). Leaves
 # each server's req/s figures in IV_RPS[NAME] ("r1 r2 ...") and its runs'
 # full lines in IV_ALL[NAME] (";"-separated, as R_ALL).
 interleaved() {
@@ -94,7 +95,8 @@ interleaved() {
     shift 3
     local srvs=("$@")
     declare -gA IV_RPS=() IV_ALL=()
-    for ((round = 0; round < 5; round++)); do
+    local max=${IV_MAX_ROUNDS:-5}
+    for ((round = 0; round < max; round++)); do
         for ((k = 0; k < ${#srvs[@]}; k++)); do
             IFS=: read -r s port pid <<<"${srvs[(k + round) % ${#srvs[@]}]}"
             # shellcheck disable=SC2059
@@ -102,7 +104,7 @@ interleaved() {
             IV_RPS[$s]+="${out%% *} "
             IV_ALL[$s]+="$out;"
         done
-        if ((round == 2)); then
+        if ((round >= 2 && round % 2 == 0 && round + 1 < max)); then
             wide=0
             for s in "${!IV_RPS[@]}"; do
                 # shellcheck disable=SC2086
@@ -110,9 +112,27 @@ interleaved() {
                 awk -v s="$sp" 'BEGIN { exit !(s > 10) }' && wide=1
             done
             ((wide)) || break
-            log "$label: a spread over 10 % in 3 rounds: two more"
+            log "$label: a spread over 10 % in $((round + 1)) rounds: two more"
         fi
     done
+}
+
+# paired_ratio "A1 A2 ..." "B1 B2 ..." — "median min max" of the per-round
+# ratios Ai / Bi (runs of one interleaved round sit side by side in time, so
+# a drift of the machine's load cancels out of each ratio; a ratio of two
+# medians would keep it).
+paired_ratio() {
+    local r
+    r=$(awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " ")
+        for (i = 1; i <= n; i++) if (y[i] > 0) printf "%.4f\n", x[i] / y[i] }')
+    # shellcheck disable=SC2086
+    [[ -n $r ]] && stats $r | cut -d' ' -f1-3 || echo "0 0 0"
+}
+
+# run_field NAME ALL — the value of "NAME=value" in each run of ALL (runs
+# ";"-separated, as IV_ALL[...]), in run order, space-separated.
+run_field() {
+    tr ';' '\n' <<<"$2" | awk -v k="$1" '{ for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) { sub(k "=", "", $i); printf "%s ", $i } }'
 }
 
 # field NAME — the median over R_ALL of "NAME=value" (a secondary figure).

@@ -14,9 +14,11 @@
 #   bench/static.sh --write    # ... and write it into docs/BENCHMARKS.md
 #
 # Interleaved rounds (one run of each server per round, the order rotated),
-# 3 rounds, 2 more when a spread exceeds 10 %; medians with min–max, and the
-# ratio weft / h2o per row (target ≥ 0.95×). Bounded: 2 layouts × 2 files ×
-# 2 protocols × 3 servers × 3–5 runs of BENCH_SECONDS (default 5) ≈ 6–10 min.
+# 3 rounds, 2 more while a spread exceeds 10 % (up to 7: the 5-byte h2c rows
+# swing by a fifth from one run to the next on a shared machine); medians with min–max, and the
+# ratio weft / h2o per row as the median of the rounds' ratios (target
+# ≥ 0.95×). Bounded: 2 layouts × 2 files ×
+# 2 protocols × 3 servers × 3–7 runs of BENCH_SECONDS (default 5) ≈ 6–14 min.
 #
 # Needs: packaging/install-deps.sh bench (wrk, h2load, nginx-light, curl).
 # Environment: BENCH_SECONDS, WEFT_BUILD (Release build directory, default
@@ -127,12 +129,16 @@ EOF
 }
 stop_servers() { for p in "$pid_weft" "$pid_h2o" "$pid_nginx"; do stop_pid "$p"; done; }
 
+# shellcheck disable=SC2034 # read by interleaved (bench/r2lib.sh)
+IV_MAX_ROUNDS=7
 h1() { run_wrk 100 "$SECS" "$1"; }
+# ratio_cell MEDIAN MIN MAX — "**1.02×** (0.97–1.08)"
+ratio_cell() { awk -v m="$1" -v a="$2" -v b="$3" 'BEGIN { printf "**%.2f×** (%.2f–%.2f)", m, a, b }'; }
 h2() { run_h2load 10 10 "$SECS" "$1"; }
 # measure LAYOUT — the four rows (two files × two protocols) of one layout,
 # appended to rows and ratios.
 measure() {
-    local layout=$1 file proto name fn p_w p_h p_n s srv wh wn eh ok
+    local layout=$1 file proto name fn p_w p_h p_n s srv wh wn eh ok wh_lo wh_hi eh_lo eh_hi
     for file in 5b.txt 1m.bin; do
         for proto in "HTTP/1.1 (wrk -c100)|h1|$wp|$hp|$np" "h2c (h2load -c10 -m10)|h2|$wp|$hp|$nc"; do
             IFS='|' read -r name fn p_w p_h p_n <<<"$proto"
@@ -148,12 +154,14 @@ measure() {
                 med[$s]=$R_MED cpu[$s]=$(field cpu_us)
                 rows+="| $layout | $file | $name | $s | $(fmt "$R_MED" "$R_MIN" "$R_MAX") | ${cpu[$s]} | $(field errors) |"$'\n'
             done
-            wh=$(awk -v a="${med[weft]}" -v b="${med[h2o]}" 'BEGIN { printf "%.2f", a / b }')
-            wn=$(awk -v a="${med[weft]}" -v b="${med[nginx]}" 'BEGIN { printf "%.2f", a / b }')
+            # Each ratio is the median of the rounds' own ratios: the runs of a
+            # round are neighbours in time, so the machine's drift cancels.
+            read -r wh wh_lo wh_hi <<<"$(paired_ratio "${IV_RPS[weft]}" "${IV_RPS[h2o]}")"
+            read -r wn _ <<<"$(paired_ratio "${IV_RPS[weft]}" "${IV_RPS[nginx]}")"
             # Efficiency: requests per CPU second, weft's over h2o's (= h2o's µs per request over weft's).
-            eh=$(awk -v a="${cpu[h2o]}" -v b="${cpu[weft]}" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+            read -r eh eh_lo eh_hi <<<"$(paired_ratio "$(run_field cpu_us "${IV_ALL[h2o]}")" "$(run_field cpu_us "${IV_ALL[weft]}")")"
             ok=$(awk -v r="$wh" -v e="$eh" 'BEGIN { print (r >= 0.95) ? "met" : (e >= 0.95 ? "req/s missed, CPU met" : "**missed**") }')
-            ratios+="| $layout | $file | $name | **$wh×** | **$eh×** | $wn× | $ok |"$'\n'
+            ratios+="| $layout | $file | $name | $(ratio_cell "$wh" "$wh_lo" "$wh_hi") | $(ratio_cell "$eh" "$eh_lo" "$eh_hi") | $(printf '%.2f' "$wn")× | $ok |"$'\n'
             log "$layout $file $name: weft ${med[weft]}, h2o ${med[h2o]}, nginx ${med[nginx]} req/s; µs/request ${cpu[weft]} ${cpu[h2o]} ${cpu[nginx]}: weft/h2o $wh (CPU $eh)"
             unset med cpu
         done
@@ -186,10 +194,12 @@ checks); h2o serves the same directory with \`file.dir\` (its server built from 
 \`h2o-server\`, the same libh2o commit); nginx with \`root\` and \`sendfile on\`. Two layouts: **pinned**, each
 server one thread on CPU 0 and the load generator one thread on CPU 1 (the target's layout: a run measures the
 server, not where the scheduler put it); **shared**, $NCPU threads / workers each and a two-thread load generator,
-nothing pinned. Cleartext loopback, ${SECS} s per run, the servers interleaved round by round; medians of 3 runs
-(5 when a spread exceeded 10 %) with min–max, in requests/s.
+nothing pinned. Cleartext loopback, ${SECS} s per run, the servers interleaved round by round; 3 rounds, 2 more
+while a server's spread exceeded 10 % (at most 7). A ratio is the median of the rounds' own ratios (each round's runs are neighbours in
+time, so a drift of the machine's load cancels out of it), with their min–max; the second table gives each
+server's medians with min–max, in requests/s.
 
-| layout | file | protocol | weft / h2o req/s (target ≥ 0.95×) | weft / h2o requests per CPU second | weft / nginx req/s | target |
+| layout | file | protocol | weft / h2o req/s (target ≥ 0.95×), median (min–max) of the rounds | weft / h2o requests per CPU second | weft / nginx req/s | target |
 |---|---|---|---|---|---|---|
 ${ratios}
 | layout | file | protocol | server | req/s median (min–max) | server CPU µs / request | errors |
