@@ -17,7 +17,9 @@
 #
 # Environment:
 #   BENCH_SECONDS  measured seconds per run (default 4; a 1 s warm-up precedes each)
-#   BENCH_ROUNDS   rounds, the variants interleaved within each; medians reported (default 5)
+#   BENCH_ROUNDS   rounds, the variants interleaved within each, their order rotated
+#                  every round; medians reported, a ratio as the median of the
+#                  rounds' own ratios (default 5)
 #   WEFT_BUILD     build directory with server/weft and plugins/ (default <repo>/build)
 #   BENCH_VARIANTS a subset of the runs (e.g. "h2.hello h2.client"); the table then lacks the others
 #
@@ -33,6 +35,8 @@ BEGIN_MARK='<!-- ratelimit:begin -->'
 END_MARK='<!-- ratelimit:end -->'
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
+# shellcheck source=bench/r2lib.sh
+. "$ROOT/bench/r2lib.sh" # paired_ratio
 
 WRITE=0
 case "${1:-}" in
@@ -154,8 +158,12 @@ run_variant() { # -> "rps errors requests cpu_ticks"
     esac
     echo "$res $(( $(cpu_ticks) - c0 ))"
 }
+read -r -a VLIST <<<"$VARIANTS"
 for round in $(seq "$ROUNDS"); do
-    for v in $VARIANTS; do
+    # Rotated, so that no variant always follows the same one; RUNS keeps
+    # round order, so the i-th figures of two variants are one round's.
+    for k in "${!VLIST[@]}"; do
+        v=${VLIST[(k + round) % ${#VLIST[@]}]}
         read -r rps errs n ticks <<<"$(run_variant "$v")"
         us=$(awk -v t="$ticks" -v n="$n" -v u="$TICK_US" 'BEGIN { printf "%.3f", (n > 0 ? t * u / n : 0) }')
         RUNS[$v]="${RUNS[$v]:-} $rps"
@@ -174,10 +182,14 @@ for v in $VARIANTS; do
     MED[$v]=$(median <<<"${RUNS[$v]}")
     CMED[$v]=$(median <<<"${CPUS[$v]}")
 done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
+# "0.982 (0.951–1.010)": the median of the rounds' own ratios, their min–max.
+ratio() {
+    [[ $3 == "$4" ]] && { echo "1.000"; return; }
+    paired_ratio "$1" "$2" | awk '{ printf "%.3f (%.3f–%.3f)", $1, $2, $3 }'
+}
 row() {
-    printf '| %s | %s | %.0f | %s | %s | %s | %s |\n' "$1" "$2" "${MED[$3]}" "$(ratio "${MED[$3]}" "${MED[$4]}")" \
-        "${CMED[$3]}" "$(ratio "${CMED[$4]}" "${CMED[$3]}")" "${ERRS[$3]}"
+    printf '| %s | %s | %.0f | %s | %s | %s | %s |\n' "$1" "$2" "${MED[$3]}" "$(ratio "${RUNS[$3]}" "${RUNS[$4]}" "$3" "$4")" \
+        "${CMED[$3]}" "$(ratio "${CPUS[$4]}" "${CPUS[$3]}" "$3" "$4")" "${ERRS[$3]}"
 }
 
 section=$(cat <<MD
@@ -185,7 +197,8 @@ $BEGIN_MARK
 ### Rate limiting's cost on /hello (bench/ratelimit.sh)
 
 $(date -u +%Y-%m-%d), $(nproc) cores shared with other work, weft $(git -C "$ROOT" rev-parse --short HEAD), 2 event loops,
-medians of $ROUNDS interleaved rounds of ${SECS} s, every variant in the same run against the same server. The limits
+medians of $ROUNDS interleaved rounds of ${SECS} s (the order rotated every round), every variant in the same run against
+the same server; a ratio is the median of the rounds' own ratios, with their min–max. The limits
 never refuse (10⁹ requests a second): what is measured is the bookkeeping on every request. Target: ≥ 0.95 of /hello.
 Requests/s move with whatever else the machine runs; weft's own CPU time per request (user + system, from
 /proc/PID/stat over the measured seconds) does much less, so both are given, and the CPU ratio is the one to judge
