@@ -299,7 +299,7 @@ EOF
         IFS='|' read -r name fn url p_w p_h p_n p_q <<<"$proto"
         srvs=("weft:$p_w:$pid_weft" "weft-no-id:$p_q:$pid_noid" "h2o:$p_h:$pid_h2o" "nginx:$p_n:$pid_nginx")
         declare -A med=() cpu=()
-        interleaved "$name" "$fn" "$url" "${srvs[@]}"
+        IV_MAX_ROUNDS=7 interleaved "$name" "$fn" "$url" "${srvs[@]}"
         for srv in "${srvs[@]}"; do
             s=${srv%%:*}
             # shellcheck disable=SC2086
@@ -312,9 +312,11 @@ EOF
             rows+="| $name | $s | $(fmt "$R_MED" "$R_MIN" "$R_MAX")$(flag) | ${cpu[$s]} | $(field errors) |"$'\n'
             chart+="${name%% (*} $s|$R_MED|$R_MIN|$R_MAX|"$'\n'
         done
+        # The median of the rounds' own ratios: a round's runs are neighbours
+        # in time, so the machine's drift cancels out of each.
         for s in weft weft-no-id; do
-            ratio=$(awk -v a="${med[$s]}" -v b="${med[h2o]}" 'BEGIN { printf "%.2f", a / b }')
-            rows+="| $name | **$s / h2o: $ratio×** | target ≥ 0.95× | | $(met "$ratio" 0.95) |"$'\n'
+            read -r ratio r_lo r_hi <<<"$(paired_ratio "${IV_RPS[$s]}" "${IV_RPS[h2o]}")"
+            rows+="| $name | **$s / h2o: $(printf '%.2f' "$ratio")×** ($(printf '%.2f–%.2f' "$r_lo" "$r_hi") in the rounds) | target ≥ 0.95× | | $(met "$ratio" 0.95) |"$'\n'
         done
         cpu_rows+="| $name | ${cpu[weft]} | ${cpu[weft-no-id]} | ${cpu[h2o]} | $(awk -v a="${cpu[h2o]}" -v b="${cpu[weft]}" -v c="${cpu[weft-no-id]}" \
             'BEGIN { printf "%.2f× | %.2f×", (b > 0) ? a / b : 0, (c > 0) ? a / c : 0 }') |"$'\n'
@@ -331,7 +333,8 @@ h2o is its own server built from weft's vendored copy (third_party/h2o, cmake ta
 so both sides run the same libh2o commit built by the same compiler. Same machine, same run, $NCPU threads / workers
 each, the same self-signed P-256 certificate. weft answers \`/hello\` from the hello plugin (reactive); h2o and nginx
 serve the same 5 bytes from a static file. ${SECS} s per run; the servers take turns, one run each per round with the
-order rotated, 3 rounds (5 when a spread exceeds 10 %), median (min–max). weft-no-id is the same weft with
+order rotated, 3 rounds (2 more while a spread exceeds 10 %, at most 7), median (min–max); a ratio is the median of
+the rounds' own ratios (a round's runs are neighbours in time, so the machine's drift cancels). weft-no-id is the same weft with
 \`log.request_id_header = \"never\"\` (docs/CONFIG.md): no \`X-Request-Id\` on the answers (which weft sends
 never-indexed in HPACK, third_party/patches/h2o/0001). CPU µs/req = the server's own CPU time (all threads, nginx's
 workers) over a run divided by its requests, median of the runs: it does not depend on the share of the two cores the
