@@ -2,9 +2,9 @@
 #define WEFT_CURL_IMPL
 #include "base/curl.h"
 
-#include <dlfcn.h>
 #include <stdatomic.h>
-#include <stdio.h>
+
+#include "base/dynlib.h"
 
 weft_curl_api weft_curl;
 
@@ -17,17 +17,13 @@ int weft_curl_load(char *why, size_t why_size)
 {
     if (atomic_load_explicit(&loaded, memory_order_acquire))
         return 0;
-    /* RTLD_LOCAL: libcurl's symbols serve this table only, never a plugin by accident. */
-    void *h = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        snprintf(why, why_size, "cannot load %s (Debian package libcurl4): %s", LIBCURL_SONAME, dlerror());
+    void *h = weft_dynlib_open(LIBCURL_SONAME, "libcurl4", why, why_size);
+    if (h == NULL)
         return -1;
-    }
     weft_curl_api api;
 #define WEFT_CURL_RESOLVE(f)                                                                                         \
-    if ((api.f = (__typeof__(f) *)dlsym(h, #f)) == NULL) {                                                         \
-        snprintf(why, why_size, "%s has no %s", LIBCURL_SONAME, #f);                                               \
-        dlclose(h);                                                                                                \
+    if ((api.f = (__typeof__(f) *)weft_dynlib_sym(h, LIBCURL_SONAME, #f, "", why, why_size)) == NULL) {            \
+        weft_dynlib_close(h);                                                                                      \
         return -1;                                                                                                 \
     }
     WEFT_CURL_FUNCTIONS(WEFT_CURL_RESOLVE)

@@ -2,11 +2,11 @@
 #define WEFT_PQ_IMPL
 #include "db/pq.h"
 
+#include "base/dynlib.h"
 #include "base/log.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -41,17 +41,14 @@ int weft_pq_load(char *why, size_t why_size)
 {
     if (weft_pq_loaded())
         return 0;
-    /* RTLD_LOCAL: libpq's symbols serve this table only, never a plugin by accident. */
-    void *h = dlopen(LIBPQ_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        snprintf(why, why_size, "cannot load %s (Debian package libpq5): %s", LIBPQ_SONAME, dlerror());
+    void *h = weft_dynlib_open(LIBPQ_SONAME, "libpq5", why, why_size);
+    if (h == NULL)
         return -1;
-    }
     weft_pq_api api;
 #define WEFT_PQ_RESOLVE(f)                                                                                           \
-    if ((api.f = (__typeof__(f) *)dlsym(h, #f)) == NULL) {                                                         \
-        snprintf(why, why_size, "%s has no %s (libpq 14 or newer is needed)", LIBPQ_SONAME, #f);                  \
-        dlclose(h);                                                                                                \
+    if ((api.f = (__typeof__(f) *)weft_dynlib_sym(h, LIBPQ_SONAME, #f, " (libpq 14 or newer is needed)", why,      \
+                                                  why_size)) == NULL) {                                            \
+        weft_dynlib_close(h);                                                                                      \
         return -1;                                                                                                 \
     }
     WEFT_PQ_FUNCTIONS(WEFT_PQ_RESOLVE)
