@@ -1,23 +1,16 @@
 #include "base/tracectx.h"
 
+#include "base/hex.h"
+
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1; /* uppercase too: the spec allows lowercase only */
-}
 
 /* `n` bytes from 2n lowercase hex digits; -1 on any other character. */
 static int unhex(const char *s, uint8_t *out, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        int hi = weft_hex_value_lower(s[2 * i]), lo = weft_hex_value_lower(s[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         out[i] = (uint8_t)(hi << 4 | lo);

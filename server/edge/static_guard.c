@@ -1,5 +1,7 @@
 #include "edge/static_guard.h"
 
+#include "base/hex.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,24 +12,13 @@
 #include <stdio.h>
 #include <unistd.h>
 
-static int hex(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 long weft_static_decode(const char *rest, size_t len, char *out)
 {
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
         char c = rest[i];
         if (c == '%') {
-            int hi = i + 2 < len ? hex(rest[i + 1]) : -1, lo = i + 2 < len ? hex(rest[i + 2]) : -1;
+            int hi = i + 2 < len ? weft_hex_value(rest[i + 1]) : -1, lo = i + 2 < len ? weft_hex_value(rest[i + 2]) : -1;
             if (hi < 0 || lo < 0)
                 return -400;
             c = (char)(hi * 16 + lo);

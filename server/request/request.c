@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/hex.h"
 #include "base/log.h"
 #include "request/cancel.h"
 
@@ -52,17 +53,6 @@ char *weft_req_strndup(weft_req *r, const char *s, size_t len)
     return d;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 char *weft_req_decode(weft_req *r, const char *s, size_t len, int plus)
 {
     char *d = weft_req_alloc(r, len + 1);
@@ -71,7 +61,7 @@ char *weft_req_decode(weft_req *r, const char *s, size_t len, int plus)
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
         int hi, lo;
-        if (s[i] == '%' && i + 2 < len && (hi = hexval(s[i + 1])) >= 0 && (lo = hexval(s[i + 2])) >= 0) {
+        if (s[i] == '%' && i + 2 < len && (hi = weft_hex_value(s[i + 1])) >= 0 && (lo = weft_hex_value(s[i + 2])) >= 0) {
             d[o++] = (char)(hi << 4 | lo);
             i += 2;
         } else {
