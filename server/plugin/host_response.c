@@ -1,6 +1,5 @@
 /* The `response` group: request/'s response builders, each with a weft_rc. */
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdarg.h>
 
 #include "dispatch/dispatch.h"
 #include "plugin/host.h"
@@ -27,27 +26,13 @@ static weft_rc res_write(weft_req *r, const void *data, size_t len)
     return ok_or_error(weft_request_res_write(r, data, len));
 }
 
-/* request.c has no va_list form: format here, on the stack when it fits. */
 static weft_rc res_writef(weft_req *r, const char *fmt, ...)
 {
-    char small[256];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    int rc = weft_request_res_vprintf(r, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return WEFT_ERROR;
-    if ((size_t)n < sizeof(small))
-        return res_write(r, small, (size_t)n);
-    char *big = NULL;
-    va_start(ap, fmt);
-    n = vasprintf(&big, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return WEFT_ERROR;
-    weft_rc rc = res_write(r, big, (size_t)n);
-    free(big);
-    return rc;
+    return ok_or_error(rc);
 }
 
 static weft_rc res_error(weft_req *r, int status, const char *message)

@@ -286,25 +286,33 @@ int weft_request_res_write(weft_req *r, const void *data, size_t len)
     return WEFT_OK;
 }
 
-int weft_request_res_printf(weft_req *r, const char *fmt, ...)
+/* On the stack when it fits, which is nearly always. */
+int weft_request_res_vprintf(weft_req *r, const char *fmt, va_list ap)
 {
     char small[256];
-    va_list ap;
-    va_start(ap, fmt);
+    va_list again;
+    va_copy(again, ap);
     int n = vsnprintf(small, sizeof(small), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return WEFT_ERROR;
-    if ((size_t)n < sizeof(small))
-        return weft_request_res_write(r, small, (size_t)n);
+    if (n < 0 || (size_t)n < sizeof(small)) {
+        va_end(again);
+        return n < 0 ? WEFT_ERROR : weft_request_res_write(r, small, (size_t)n);
+    }
     char *big = NULL;
-    va_start(ap, fmt);
-    n = vasprintf(&big, fmt, ap);
-    va_end(ap);
+    n = vasprintf(&big, fmt, again);
+    va_end(again);
     if (n < 0)
         return WEFT_ERROR;
     int rc = weft_request_res_write(r, big, (size_t)n);
     free(big);
+    return rc;
+}
+
+int weft_request_res_printf(weft_req *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = weft_request_res_vprintf(r, fmt, ap);
+    va_end(ap);
     return rc;
 }
 

@@ -12,6 +12,7 @@
 #define WEFT_REQUEST_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -226,6 +227,8 @@ void weft_request_res_status(weft_req *r, int status);
 int weft_request_res_header(weft_req *r, const char *name, const char *value);
 int weft_request_res_write(weft_req *r, const void *data, size_t len);
 int weft_request_res_printf(weft_req *r, const char *fmt, ...) WEFT_PRINTF(2, 3);
+/** The same with a va_list (the plugin API's res_writef formats through it). */
+int weft_request_res_vprintf(weft_req *r, const char *fmt, va_list ap) WEFT_PRINTF(2, 0);
 int weft_request_res_error(weft_req *r, int status, const char *message);
 
 #endif
