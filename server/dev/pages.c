@@ -101,8 +101,7 @@ int weft_dev_intercept(h2o_req_t *req)
 static void policy_text(const weft_route *r, char *out, size_t size)
 {
     if (weft_route_auto(r) == NULL) {
-        weft_dispatch d = r->cfg->dispatch == WEFT_DISPATCH_AUTO ? WEFT_DISPATCH_REACTIVE : r->cfg->dispatch;
-        snprintf(out, size, "%s", weft_dispatch_name(d));
+        snprintf(out, size, "%s", weft_dispatch_name(weft_route_policy_now(r)));
         return;
     }
     weft_auto_info ai;

@@ -294,6 +294,16 @@ void weft_auto_probe_end(const weft_route *route, int ran)
                       (unsigned long long)atomic_load(&a->probes_blocked), (unsigned long long)n);
 }
 
+weft_dispatch weft_route_policy_now(const weft_route *route)
+{
+    if (weft_route_auto(route) != NULL) {
+        weft_auto_info ai;
+        weft_auto_info_get(route, &ai);
+        return ai.policy;
+    }
+    return route->cfg->dispatch == WEFT_DISPATCH_AUTO ? WEFT_DISPATCH_REACTIVE : route->cfg->dispatch;
+}
+
 void weft_auto_info_get(const weft_route *route, weft_auto_info *out)
 {
     weft_auto *a = weft_route_auto(route);

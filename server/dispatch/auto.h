@@ -68,4 +68,10 @@ typedef struct weft_auto_info {
 /** What /metrics and /status show of an auto route (any thread). */
 void weft_auto_info_get(const struct weft_route *route, weft_auto_info *out);
 
+/** The policy a route's new requests start on now, as /status, /metrics and
+ * the Dev UI show it: a fixed policy is its own, an auto route's moves
+ * between coroutine and pool, an auto route with handle_async only is
+ * reactive. Any thread. */
+weft_dispatch weft_route_policy_now(const struct weft_route *route);
+
 #endif

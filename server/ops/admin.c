@@ -50,6 +50,7 @@ static json_t *status_json(const weft_generation *g)
         if (r->quarantined)
             json_object_set_new(jr, "quarantined", json_true());
         json_object_set_new(jr, "timeout_ms", json_integer(r->cfg->timeout_ms));
+        json_object_set_new(jr, "policy", json_string(weft_dispatch_name(weft_route_policy_now(r))));
         if (weft_route_auto(r) != NULL) {
             weft_auto_info ai;
             weft_auto_info_get(r, &ai);
@@ -62,11 +63,7 @@ static json_t *status_json(const weft_generation *g)
                 json_object_set_new(ja, "next_probe_in_s", json_real(ai.next_probe_in_s));
                 json_object_set_new(ja, "probe_interval_s", json_real(ai.probe_interval_s));
             }
-            json_object_set_new(jr, "policy", json_string(weft_dispatch_name(ai.policy)));
             json_object_set_new(jr, "auto", ja);
-        } else {
-            weft_dispatch d = r->cfg->dispatch == WEFT_DISPATCH_AUTO ? WEFT_DISPATCH_REACTIVE : r->cfg->dispatch;
-            json_object_set_new(jr, "policy", json_string(weft_dispatch_name(d)));
         }
         json_array_append_new(routes, jr);
     }

@@ -141,14 +141,7 @@ static void route_policy_metrics(FILE *f, const weft_generation *gen)
                             "1 for the policy a route's new requests start on (dispatch = \"auto\" moves it).");
     for (size_t i = 0; i < gen->n_routes; i++) {
         const weft_route *r = &gen->routes[i];
-        weft_dispatch now = r->cfg->dispatch;
-        weft_auto_info ai;
-        if (weft_route_auto(r) != NULL) {
-            weft_auto_info_get(r, &ai);
-            now = ai.policy;
-        } else if (now == WEFT_DISPATCH_AUTO) {
-            now = WEFT_DISPATCH_REACTIVE; /* handle_async only */
-        }
+        weft_dispatch now = weft_route_policy_now(r);
         for (size_t k = 0; k < 3; k++) {
             if (shown[k] != now && (weft_route_auto(r) == NULL || shown[k] == WEFT_DISPATCH_REACTIVE))
                 continue;
