@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/names.h"
+#include "base/plugin_path.h"
 #include "base/trust.h"
 #include "config/expand.h"
 
@@ -240,27 +241,14 @@ static void read_routes_dir(reading *rd)
     free(names);
 }
 
-/* The loader's search order (plugin/module.c): WEFT_PLUGIN_PATH, then plugin_dirs. */
-static size_t search_dirs(const weft_config *cfg, char **env_copy, const char **dirs, size_t max)
-{
-    size_t n = 0;
-    const char *env = getenv("WEFT_PLUGIN_PATH");
-    *env_copy = env != NULL ? strdup(env) : NULL;
-    for (char *save, *tok = *env_copy ? strtok_r(*env_copy, ":", &save) : NULL; tok != NULL && n < max;
-         tok = strtok_r(NULL, ":", &save))
-        dirs[n++] = tok;
-    for (size_t i = 0; i < cfg->n_plugin_dirs && n < max; i++)
-        dirs[n++] = cfg->plugin_dirs[i];
-    return n;
-}
-
 /* NAME.routes counts only beside the NAME.so the loader would pick, so a
  * plugin shadowed by WEFT_PLUGIN_PATH does not bring the shadowed routes. */
 static void read_plugin_dirs(reading *rd)
 {
-    const char *dirs[128];
-    char *env_copy;
-    size_t n_dirs = search_dirs(rd->cfg, &env_copy, dirs, 128);
+    weft_plugin_path sp;
+    weft_plugin_path_init(&sp, rd->cfg->plugin_dirs, rd->cfg->n_plugin_dirs);
+    const char **dirs = sp.dirs;
+    size_t n_dirs = sp.n;
     for (size_t d = 0; d < n_dirs; d++) {
         struct dirent **names = NULL;
         int n = scandir(dirs[d], &names, NULL, by_name);
@@ -287,14 +275,15 @@ static void read_plugin_dirs(reading *rd)
         }
         free(names);
     }
-    free(env_copy);
+    weft_plugin_path_free(&sp);
 }
 
 int weft_route_files_has_fragment(const weft_config *cfg, const char *plugin)
 {
-    const char *dirs[128];
-    char *env_copy;
-    size_t n_dirs = search_dirs(cfg, &env_copy, dirs, 128);
+    weft_plugin_path sp;
+    weft_plugin_path_init(&sp, cfg->plugin_dirs, cfg->n_plugin_dirs);
+    const char **dirs = sp.dirs;
+    size_t n_dirs = sp.n;
     int found = 0;
     for (size_t d = 0; d < n_dirs && !found; d++) {
         char *path = NULL;
@@ -303,7 +292,7 @@ int weft_route_files_has_fragment(const weft_config *cfg, const char *plugin)
         found = is_file(path);
         free(path);
     }
-    free(env_copy);
+    weft_plugin_path_free(&sp);
     return found;
 }
 

@@ -20,6 +20,7 @@
 
 #include "base/log.h"
 #include "base/names.h"
+#include "base/plugin_path.h"
 #include "base/trust.h"
 #include "plugin/elfcheck.h"
 
@@ -104,20 +105,13 @@ static int try_dir(const char *dir, size_t dlen, const char *name, char *out, si
 static int find_why(const char *name, char *const *dirs, size_t n_dirs, char *out, size_t size, char *problem,
                     size_t psize)
 {
-    /* Searched first so a build tree or a test can shadow installed plugins,
-     * as GST_PLUGIN_PATH does for GStreamer. */
-    const char *env = getenv("WEFT_PLUGIN_PATH");
-    for (const char *p = env; p != NULL && *p;) {
-        const char *colon = strchr(p, ':');
-        size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        if (try_dir(p, len, name, out, size, problem, psize) == 0)
-            return 0;
-        p += len + (colon != NULL);
-    }
-    for (size_t i = 0; i < n_dirs; i++)
-        if (try_dir(dirs[i], strlen(dirs[i]), name, out, size, problem, psize) == 0)
-            return 0;
-    return -1;
+    weft_plugin_path sp;
+    weft_plugin_path_init(&sp, dirs, n_dirs);
+    int rc = -1;
+    for (size_t i = 0; i < sp.n && rc != 0; i++)
+        rc = try_dir(sp.dirs[i], strlen(sp.dirs[i]), name, out, size, problem, psize);
+    weft_plugin_path_free(&sp);
+    return rc;
 }
 
 int weft_module_find(const char *name, char *const *dirs, size_t n_dirs, char *out, size_t size)
@@ -316,13 +310,11 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
             weft_errors_add(errs, "plugin '%s': %s", name, problem);
             return NULL;
         }
-        char searched[1024] = "";
-        const char *env = getenv("WEFT_PLUGIN_PATH");
-        if (env != NULL && *env)
-            snprintf(searched, sizeof(searched), "%s", env);
-        for (size_t i = 0; i < n_dirs; i++)
-            snprintf(searched + strlen(searched), sizeof(searched) - strlen(searched), "%s%s",
-                     searched[0] ? ":" : "", dirs[i]);
+        char searched[1024];
+        weft_plugin_path sp;
+        weft_plugin_path_init(&sp, dirs, n_dirs);
+        weft_plugin_path_format(&sp, searched, sizeof(searched));
+        weft_plugin_path_free(&sp);
         weft_errors_add(errs, "plugin '%s': %s.so not found in %s", name, name,
                         searched[0] ? searched : "(no plugin_dirs configured and WEFT_PLUGIN_PATH unset)");
         return NULL;
