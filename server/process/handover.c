@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/spawn.h"
 #include "base/timer.h"
 #include "core/inherited.h"
 #include "ops/notify.h"
@@ -217,25 +217,15 @@ int weft_handover_start(const char *pid_file)
                     : NULL;
     pid_t pid = -1;
     int rc = env == NULL ? errno : 0;
-    if (env != NULL) {
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        posix_spawn_file_actions_init(&fa);
+    int *to = env != NULL ? calloc(n + 1, sizeof(*to)) : NULL;
+    if (to != NULL) {
         for (size_t i = 0; i <= n; i++)
-            posix_spawn_file_actions_adddup2(&fa, high[i], 3 + (int)i);
-        posix_spawn_file_actions_addclosefrom_np(&fa, top);
-        posix_spawnattr_init(&attr);
-        sigset_t none, dfl;
-        sigemptyset(&none);
-        sigemptyset(&dfl);
-        sigaddset(&dfl, SIGPIPE);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &dfl);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        rc = posix_spawn(&pid, exe, &fa, &attr, args, env);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
+            to[i] = 3 + (int)i;
+        rc = weft_spawn(&pid, exe, args, env, high, to, n + 1, top);
+    } else if (env != NULL) {
+        rc = ENOMEM;
     }
+    free(to);
     for (size_t i = 0; high != NULL && i <= n; i++)
         if (high[i] >= 0)
             close(high[i]);

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/spawn.h"
 #include "base/timer.h"
 #include "plugin/host.h"
 #include "plugin/module.h"
@@ -201,25 +201,9 @@ static pid_t spawn(const weft_config *cfg, const char *const *names, size_t n, i
             if (strncmp(environ[i], "WEFT_PROBE_DIR=", 15) != 0 && strncmp(environ[i], "NOTIFY_SOCKET=", 14) != 0)
                 env[o++] = environ[i];
         env[o] = dir_var;
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
-        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-        posix_spawn_file_actions_adddup2(&fa, out[1], STDERR_FILENO);
+        const int from[] = {in, out[1], out[1]}, to[] = {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO};
         /* listening sockets, the control pipe...: none is the child's business */
-        posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-        posix_spawnattr_init(&attr);
-        sigset_t none, dfl;
-        sigemptyset(&none);
-        sigemptyset(&dfl);
-        sigaddset(&dfl, SIGPIPE);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &dfl);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        int rc = posix_spawn(&pid, "/proc/self/exe", &fa, &attr, (char *const *)argv, env);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
+        int rc = weft_spawn(&pid, "/proc/self/exe", (char *const *)argv, env, from, to, 3, 3);
         if (rc != 0) {
             weft_errors_add(errs, "%s: cannot start the plugin probe (/proc/self/exe): %s", cfg->path, strerror(rc));
             pid = -1;
