@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -11,6 +10,9 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "base/logline.h"
+#include "base/sigsafe.h"
 
 static atomic_int log_level = WEFT_LOG_INFO;
 
@@ -41,35 +43,50 @@ static const char *level_name(int level)
 
 static atomic_int json_format;
 
-void weft_log_set_json(int on) { atomic_store(&json_format, on); }
-
-/* One JSON object per line, encoded by jansson: what a log shipper
- * (Kubernetes, journald's MESSAGE) parses without guessing. */
-static size_t format_json(char *line, size_t size, size_t n, int level, const weft_log_ctx *ctx, const char *msg)
+void weft_log_set_json(int on)
 {
-    struct timespec ts;
-    struct tm tm;
-    char when[40];
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t w = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(when + w, sizeof(when) - w, ".%03ldZ", ts.tv_nsec / 1000000);
-    json_t *o = json_pack("{s:s, s:s, s:s}", "time", when, "level", level_name(level), "msg", msg);
-    if (o != NULL && ctx != NULL) {
-        if (ctx->route != NULL)
-            json_object_set_new(o, "route", json_string(ctx->route));
-        if (ctx->plugin != NULL)
-            json_object_set_new(o, "plugin", json_string(ctx->plugin));
-        if (ctx->request_id != NULL && ctx->request_id[0] != '\0')
-            json_object_set_new(o, "request_id", json_string(ctx->request_id));
-        if (ctx->trace_id != NULL && ctx->trace_id[0] != '\0')
-            json_object_set_new(o, "trace_id", json_string(ctx->trace_id));
+    atomic_store(&json_format, on);
+    weft_ss_set_json(on); /* the crash report's lines too */
+}
+
+/* One JSON object per line (base/logline.c): what a log shipper (Kubernetes,
+ * journald's MESSAGE) parses without guessing, whatever bytes a plugin or a
+ * client put in the message. */
+static size_t format_json(char *line, size_t size, size_t n, int level, const weft_log_ctx *ctx, const char *msg,
+                          size_t len, int cut)
+{
+    weft_jl_field f[4];
+    size_t nf = 0;
+    const char *vals[4] = {NULL, NULL, NULL, NULL};
+    if (ctx != NULL) {
+        vals[0] = ctx->route;
+        vals[1] = ctx->plugin;
+        vals[2] = ctx->request_id != NULL && ctx->request_id[0] != '\0' ? ctx->request_id : NULL;
+        vals[3] = ctx->trace_id != NULL && ctx->trace_id[0] != '\0' ? ctx->trace_id : NULL;
     }
-    char *text = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-    json_decref(o);
-    n += (size_t)snprintf(line + n, size - n, "%s", text != NULL ? text : "{\"msg\":\"out of memory\"}");
-    free(text);
-    return n;
+    static const char *const keys[4] = {"route", "plugin", "request_id", "trace_id"};
+    for (size_t i = 0; i < 4; i++)
+        if (vals[i] != NULL)
+            f[nf++] = (weft_jl_field){keys[i], vals[i], strlen(vals[i])};
+    weft_jl_line_in in = {.level = level_name(level), .msg = msg, .msg_len = len, .msg_cut = cut, .fields = f,
+                          .n_fields = nf};
+    clock_gettime(CLOCK_REALTIME, &in.when);
+    return n + weft_jl_line(line + n, size - n, &in);
+}
+
+/* The message of a JSON line: the rest of a prefix (a fatal's file:line)
+ * and the text, at most sizeof(msg) - 1 bytes; *cut when it was longer. */
+static size_t format_msg(char *msg, size_t size, const weft_log_ctx *ctx, const char *fmt, va_list ap, int *cut)
+{
+    size_t m = 0;
+    /* The route and plugin are fields of their own. */
+    if (ctx != NULL && ctx->text_prefix != NULL && ctx->route == NULL) {
+        m = strlen(ctx->text_prefix) < size / 2 ? strlen(ctx->text_prefix) : size / 2;
+        memcpy(msg, ctx->text_prefix, m);
+    }
+    int r = vsnprintf(msg + m, size - m, fmt, ap);
+    *cut = r > 0 && (size_t)r >= size - m;
+    return r < 0 ? m : *cut ? size - 1 : m + (size_t)r;
 }
 
 void weft_vlog_in(int level, const weft_log_ctx *ctx, const char *fmt, va_list ap)
@@ -78,7 +95,7 @@ void weft_vlog_in(int level, const weft_log_ctx *ctx, const char *fmt, va_list a
         return;
     /* Format the whole line first and emit it with one write(2), so lines from
      * several loop and worker threads never interleave mid-line. */
-    char line[4096];
+    char line[5120];
     size_t n = 0;
     const char *prefix = ctx != NULL ? ctx->text_prefix : NULL;
     if (weft_log_journal())
@@ -86,29 +103,25 @@ void weft_vlog_in(int level, const weft_log_ctx *ctx, const char *fmt, va_list a
         n = (size_t)snprintf(line, sizeof(line), "<%d>", level);
     if (atomic_load(&json_format)) {
         char msg[2048];
-        int m = vsnprintf(msg, sizeof(msg), fmt, ap);
-        if (m >= (int)sizeof(msg))
-            memcpy(msg + sizeof(msg) - 4, "...", 4);
-        /* The route and plugin are fields of their own; the rest of a
-         * prefix (a fatal's file:line) stays in the message. */
-        char full[2600];
-        snprintf(full, sizeof(full), "%s%s", prefix != NULL && (ctx->route == NULL) ? prefix : "", msg);
-        n = format_json(line, sizeof(line), n, level, ctx, full);
-    } else {
-        if (!weft_log_journal()) {
-            struct timespec ts;
-            struct tm tm;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            gmtime_r(&ts.tv_sec, &tm);
-            n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-            n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ %-5s ", ts.tv_nsec / 1000000,
-                                  level_name(level));
-        }
-        if (prefix != NULL && n < sizeof(line))
-            n += (size_t)snprintf(line + n, sizeof(line) - n, "%s", prefix);
-        if (n < sizeof(line))
-            n += (size_t)vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+        int cut;
+        size_t len = format_msg(msg, sizeof(msg), ctx, fmt, ap, &cut);
+        n = format_json(line, sizeof(line), n, level, ctx, msg, len, cut); /* newline included */
+        ssize_t r = write(STDERR_FILENO, line, n);
+        (void)r;
+        return;
     }
+    if (!weft_log_journal()) {
+        struct timespec ts;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+        n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ %-5s ", ts.tv_nsec / 1000000, level_name(level));
+    }
+    if (prefix != NULL && n < sizeof(line))
+        n += (size_t)snprintf(line + n, sizeof(line) - n, "%s", prefix);
+    if (n < sizeof(line))
+        n += (size_t)vsnprintf(line + n, sizeof(line) - n, fmt, ap);
     if (n >= sizeof(line) - 1) {
         n = sizeof(line) - 2;
         memcpy(line + n - 3, "...", 3);

@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/names.h"
 #include "config/expand.h"
+#include "config/intlit.h"
 #include "config/route_files.h"
 #include "config/router.h"
 #include "config/schema.h"
@@ -468,7 +469,10 @@ static int parse_text(vctx *v, weft_config *cfg)
         weft_errors_add(v->errs, "%s:%d: %s", file, config_error_line(&cfg->lc), config_error_text(&cfg->lc));
         return -1;
     }
-    /* ${VAR} before any validation: a setting is checked as it will be used. */
+    /* Integers as the text has them, then ${VAR}, before any validation: a
+     * setting is checked as it will be used. */
+    if (weft_cfg_check_integers(&cfg->lc, cfg->path, cfg->text, v->errs) > 0)
+        return -1;
     return weft_config_expand(config_root_setting(&cfg->lc), cfg->path, v->errs) > 0 ? -1 : 0;
 }
 

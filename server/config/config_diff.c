@@ -66,9 +66,13 @@ int weft_setting_equal(const config_setting_t *a, const config_setting_t *b)
 {
     if (a == NULL || b == NULL)
         return a == b;
-    if (config_setting_type(a) != config_setting_type(b))
+    int ta = config_setting_type(a), tb = config_setting_type(b);
+    /* 5 and 5L are one number: libconfig's type says only how it was written. */
+    if ((ta == CONFIG_TYPE_INT || ta == CONFIG_TYPE_INT64) && (tb == CONFIG_TYPE_INT || tb == CONFIG_TYPE_INT64))
+        return config_setting_get_int64(a) == config_setting_get_int64(b);
+    if (ta != tb)
         return 0;
-    switch (config_setting_type(a)) {
+    switch (ta) {
     case CONFIG_TYPE_INT:
     case CONFIG_TYPE_INT64: return config_setting_get_int64(a) == config_setting_get_int64(b);
     case CONFIG_TYPE_FLOAT: return config_setting_get_float(a) == config_setting_get_float(b);

@@ -52,6 +52,13 @@ char *weft_config_expand_string(const char *in, char *why, size_t size)
             return NULL;
         }
         char var[256];
+        if ((size_t)(e - name) >= sizeof(var)) {
+            /* Cut to fit, it would name (and read) another variable. */
+            snprintf(why, size, "${%.32s...}: a variable name is at most %zu characters (this one has %zu)", name,
+                     sizeof(var) - 1, (size_t)(e - name));
+            free(o.buf);
+            return NULL;
+        }
         snprintf(var, sizeof(var), "%.*s", (int)(e - name), name);
         const char *val = getenv(var);
         if (val != NULL && (val[0] != '\0' || !has_default))

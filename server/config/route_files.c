@@ -13,6 +13,7 @@
 #include "base/plugin_path.h"
 #include "base/trust.h"
 #include "config/expand.h"
+#include "config/intlit.h"
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -176,7 +177,7 @@ static void parse_fragment(reading *rd, weft_route_file *rf, const char *owner)
         return;
     }
     config_setting_t *root = config_root_setting(&rf->lc);
-    if (weft_config_expand(root, path, rd->errs) > 0)
+    if (weft_cfg_check_integers(&rf->lc, path, NULL, rd->errs) > 0 || weft_config_expand(root, path, rd->errs) > 0)
         return;
     for (int i = 0; i < config_setting_length(root); i++) {
         config_setting_t *s = config_setting_get_elem(root, (unsigned)i);

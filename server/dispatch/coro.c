@@ -407,9 +407,8 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
         p = weft_ss_append(p, end, co->label);
         p = weft_ss_append(p, end, " (stack size ");
         p = weft_ss_append_u64(p, end, co->pool->stack_size);
-        p = weft_ss_append(p, end, " bytes); raise coroutine.stack_size in the config\n");
-        ssize_t ignored = write(weft_ss_report_fd(), msg, (size_t)(p - msg));
-        (void)ignored;
+        p = weft_ss_append(p, end, " bytes); raise coroutine.stack_size in the config");
+        weft_ss_report_line(msg, (size_t)(p - msg), NULL, 0);
         /* Then the crash record, like any other handler crash: without it
          * nothing was quarantined and a restarted server crashed again on
          * the next such request. Recovering instead (a jump back to the loop,

@@ -1,9 +1,11 @@
 #include "ops/crash.h"
 
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +28,43 @@ static void copy(char *dst, size_t size, const char *src)
 {
     char *end = weft_ss_append_n(dst, dst + size - 1, src, size - 1);
     *end = '\0';
+}
+
+/* "FILE(SYMBOL+0xOFF) [0xADDR]", what backtrace_symbols_fd writes, from
+ * the same lookup it makes (dladdr: the loader's table, no allocation). */
+static size_t frame_text(char *buf, size_t size, int i, void *addr)
+{
+    char *p = buf, *end = buf + size;
+    p = weft_ss_append_u64(weft_ss_append(p, end, "backtrace #"), end, (uint64_t)i);
+    p = weft_ss_append(p, end, ": ");
+    Dl_info info;
+    if (dladdr(addr, &info) != 0 && info.dli_fname != NULL && info.dli_fname[0] != '\0') {
+        p = weft_ss_append(weft_ss_append(p, end, info.dli_fname), end, "(");
+        uintptr_t base = (uintptr_t)(info.dli_sname != NULL ? info.dli_saddr : info.dli_fbase);
+        p = weft_ss_append(p, end, info.dli_sname);
+        p = weft_ss_append(p, end, (uintptr_t)addr >= base ? "+0x" : "-0x");
+        p = weft_ss_append_hex(p, end, (uintptr_t)addr >= base ? (uintptr_t)addr - base : base - (uintptr_t)addr);
+        p = weft_ss_append(p, end, ") ");
+    }
+    p = weft_ss_append_hex(weft_ss_append(p, end, "[0x"), end, (uintptr_t)addr);
+    return (size_t)(weft_ss_append(p, end, "]") - buf);
+}
+
+/* One frame a line: in text mode as backtrace_symbols_fd writes them, each
+ * after the journal prefix; under log.format = "json" a JSON line each. */
+static void report_frames(void *const *frames, int n, const weft_jl_field *fields, size_t nf)
+{
+    for (int i = 0; i < n; i++) {
+        if (weft_ss_json()) {
+            char text[1024];
+            weft_ss_report_line(text, frame_text(text, sizeof(text), i, frames[i]), fields, nf);
+            continue;
+        }
+        const char *prio = weft_ss_report_prefix();
+        ssize_t ignored = write(weft_ss_report_fd(), prio, strlen(prio));
+        (void)ignored;
+        backtrace_symbols_fd(frames + i, 1, weft_ss_report_fd());
+    }
 }
 
 /* Async-signal context (dispatch/coro.h): write, open, rename, backtrace
@@ -102,28 +141,31 @@ static void on_fatal(int sig, const siginfo_t *info, const char *what)
     } else {
         p = weft_ss_append(p, end, " with no request running on this thread");
     }
-    p = weft_ss_append(p, end, "; backtrace follows\n");
+    p = weft_ss_append(p, end, "; backtrace follows");
     /* The line and the log file are written before unwinding: backtrace()
      * walks a stack the fault may have corrupted (a coroutine's, often), and
      * a fault inside it ends the process here -- the line naming the plugin
-     * must be out by then. */
-    /* Under journald every line needs its priority, or the reason lands at
-     * info, out of `journalctl -p warning`; the file copy has none. */
-    const char *prio = weft_ss_report_prefix();
-    ssize_t ignored = write(weft_ss_report_fd(), prio, strlen(prio));
-    ignored = write(weft_ss_report_fd(), line, (size_t)(p - line));
+     * must be out by then. Under journald every line carries its priority,
+     * or the reason lands at info, out of `journalctl -p warning`. */
+    weft_jl_field fields[2];
+    size_t nf = 0;
+    if (rt != NULL && weft_route_module(rt) != NULL) {
+        fields[nf++] = (weft_jl_field){"route", rt->cfg->path, strlen(rt->cfg->path)};
+        fields[nf++] = (weft_jl_field){"plugin", weft_route_module(rt)->name, strlen(weft_route_module(rt)->name)};
+    }
+    weft_ss_report_line(line, (size_t)(p - line), fields, nf);
     /* The same text next to the record ("crash-NAME.log"): what `weft dev`
-     * shows on the plugin's routes after restarting. */
+     * shows on the plugin's routes after restarting. The file copy is text. */
     size_t rl = strlen(crash_log);
     int fd = rl > 4 ? open(crash_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
-    if (fd >= 0)
+    ssize_t ignored = 0;
+    if (fd >= 0) {
+        *p++ = '\n';
         ignored = write(fd, line, (size_t)(p - line));
+    }
     void *frames[64];
     int n = backtrace(frames, 64);
-    for (int i = 0; i < n; i++) { /* one frame per line, each with the prefix */
-        ignored = write(weft_ss_report_fd(), prio, strlen(prio));
-        backtrace_symbols_fd(frames + i, 1, weft_ss_report_fd());
-    }
+    report_frames(frames, n, fields, nf);
     if (fd >= 0) {
         backtrace_symbols_fd(frames, n, fd);
         close(fd);

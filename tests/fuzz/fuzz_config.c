@@ -3,7 +3,8 @@
  *
  * Input: the text of a config file. weft_config_load_text must either return
  * a config or NULL with at least one message, every message naming the file;
- * never crash, never leak (LeakSanitizer runs after every input).
+ * never crash, never leak (LeakSanitizer runs after every input); and every
+ * integer setting libconfig read is matched to its literal in the text.
  *
  * The text is NUL-terminated at its first NUL, as a file read by slurp() and
  * handed to libconfig would be. Inputs that mention "include" are skipped:
@@ -39,6 +40,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/*
+ * config/intlit.c tokenises the text as libconfig does: its message for a
+ * setting matched to no literal means the two disagree (the text is not
+ * edited here). Recognised by its shape -- FILE:LINE: then a setting path,
+ * which holds no user text -- since a string setting's value may contain
+ * the same words.
+ */
+static int unmatched_integer(const char *msg)
+{
+    const char *p = msg + strlen(FUZZ_PATH);
+    if (strncmp(msg, FUZZ_PATH ":", strlen(FUZZ_PATH) + 1) != 0)
+        return 0;
+    p += 1 + strspn(p + 1, "0123456789");
+    if (strncmp(p, ": an integer libconfig did not read", 35) == 0)
+        return 1;
+    p += 2 + strspn(p + 2, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-*.[]");
+    return strncmp(p, ": this integer", 14) == 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -72,8 +92,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < cfg->n_plugin_dirs; i++)
             CHECK(cfg->plugin_dirs[i] != NULL && cfg->plugin_dirs[i][0] == '/');
     }
-    for (size_t i = 0; i < errs.count; i++)
+    for (size_t i = 0; i < errs.count; i++) {
         CHECK(errs.msgs[i] != NULL && strstr(errs.msgs[i], FUZZ_PATH) != NULL);
+        CHECK(!unmatched_integer(errs.msgs[i]));
+    }
     weft_errors_clear(&errs);
     weft_config_free(cfg);
     free(text);

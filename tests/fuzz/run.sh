@@ -19,7 +19,7 @@ SECONDS_EACH=${1:-60}
 [ $# -gt 0 ] && shift
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${WEFT_FUZZ_BUILD:-$SRC/build-fuzz}
-TARGETS=${*:-fuzz_router fuzz_config fuzz_descriptor fuzz_persons_json fuzz_accounts_json fuzz_proxyproto fuzz_tracectx fuzz_events_query fuzz_chat_message fuzz_aggregate_ids}
+TARGETS=${*:-fuzz_router fuzz_config fuzz_descriptor fuzz_persons_json fuzz_accounts_json fuzz_proxyproto fuzz_tracectx fuzz_events_query fuzz_chat_message fuzz_aggregate_ids fuzz_log}
 
 case $SECONDS_EACH in
     ''|*[!0-9]*) echo "usage: $0 [SECONDS] [TARGET...]" >&2; exit 2 ;;

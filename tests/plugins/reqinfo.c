@@ -10,8 +10,9 @@
  *
  * ?do=json&msg=M answers response->error_json(422, M); ?do=cookie sets two
  * cookies; ?do=badcookie tries forbidden ones; ?do=redirect answers 303 to
- * /elsewhere; ?do=log writes a log line; ?do=api2 shows API 2's answers
- * where ABI 1's were odd (a bad status, a timer stopped twice).
+ * /elsewhere; ?do=log writes a log line (?do=lognote: one quoting the X-Note
+ * header); ?do=api2 shows API 2's answers where ABI 1's were odd (a bad
+ * status, a timer stopped twice).
  */
 #include <stdio.h>
 #include <string.h>
@@ -74,6 +75,12 @@ static int act(weft_req *req, const char *what)
                    : WEFT_ERROR;
     if (strcmp(what, "log") == 0) {
         h->log->msg(req, WEFT_LOG_INFO, "reqinfo says hello");
+        return h->response->writef(req, "logged\n");
+    }
+    if (strcmp(what, "lognote") == 0) { /* a client's bytes in a log line, as a plugin may log them */
+        size_t len = 0;
+        const char *note = h->request->header(req, "x-note", &len);
+        h->log->msg(req, WEFT_LOG_INFO, "note: %.*s", (int)len, note != NULL ? note : "");
         return h->response->writef(req, "logged\n");
     }
     return h->response->error(req, 400, "unknown do");

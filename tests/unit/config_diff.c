@@ -72,3 +72,19 @@ ParameterizedTest(change *c, config_diff, reload_refusals, .init = setup, .fini 
     weft_config_free(old);
     weft_config_free(cur);
 }
+
+/* 5 and 5L, 2^32 and 2^32L are one number: a plugin is not re-initialised
+ * because its options were written with or without L. */
+Test(config_diff, integers_equal_with_or_without_l, .init = setup, .fini = wt_unit_teardown)
+{
+    config_t a, b;
+    config_init(&a);
+    config_init(&b);
+    cr_assert(config_read_string(&a, "o = { n = 5; big = 4294967296L; list = (1, 2); };"));
+    cr_assert(config_read_string(&b, "o = { n = 5L; big = 4294967296L; list = (1L, 2); };"));
+    cr_assert(weft_setting_equal(config_lookup(&a, "o"), config_lookup(&b, "o")));
+    cr_assert(config_read_string(&b, "o = { n = 6L; big = 4294967296L; list = (1L, 2); };"));
+    cr_assert_not(weft_setting_equal(config_lookup(&a, "o"), config_lookup(&b, "o")));
+    config_destroy(&a);
+    config_destroy(&b);
+}

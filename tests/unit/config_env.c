@@ -173,3 +173,27 @@ Test(config_env, included_files_expand_and_name_their_own_lines)
     cr_assert_str_eq(cfg->database.conninfo, "host=db.internal dbname=weft");
     weft_config_free(cfg);
 }
+
+/* Issue 44 #9: a name past 255 characters was cut to 255, so ${LONG...}
+ * silently read another variable (the one named by its first 255). */
+Test(config_env, an_over_long_variable_name_is_refused_not_cut)
+{
+    char name[301], text[700];
+    memset(name, 'A', 300);
+    name[300] = '\0';
+    name[255] = '\0';
+    setenv(name, "/the/wrong/one", 1); /* what the cut name read */
+    name[255] = 'A';
+    snprintf(text, sizeof(text), "threads = 1;\npid_file = \"${%s}/weft.pid\";\n", name);
+    cr_assert_null(load(text), "a 300-character name was accepted");
+    wt_expect_msg(&wt_errs, "weft.conf:2: ", "pid_file", "at most 255 characters", "has 300");
+    weft_errors_clear(&wt_errs);
+
+    name[255] = '\0'; /* exactly 255: still a name */
+    snprintf(text, sizeof(text), "threads = 1;\npid_file = \"${%s}/weft.pid\";\n", name);
+    weft_config *cfg = load(text);
+    cr_assert_not_null(cfg, "%s", wt_errs_text(&wt_errs));
+    cr_assert_str_eq(cfg->pid_file, "/the/wrong/one/weft.pid");
+    weft_config_free(cfg);
+    unsetenv(name);
+}
