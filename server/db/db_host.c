@@ -179,17 +179,25 @@ typedef struct async_wait {
     void *arg;
     int rc;
     PGresult *res;
+    int *ended; /* while the call that sends it runs: its flag, set if the statement ended meanwhile */
 } async_wait;
 
+/* The record (dispatch/await.h) goes back before the callback, which may
+ * query again in it. A statement that ends inside the call sending it tells
+ * that call through a flag on the call's own stack, so that the call does
+ * not store its handle in a record that is no longer its own. */
 static void run_async_cb(void *ctx)
 {
-    async_wait *a = ctx;
-    if (a->rc != WEFT_OK && a->rc != WEFT_CANCELLED && weft_req_cancelled(a->r)) {
-        PQclear(a->res); /* e.g. a transaction's statement cancelled on the server */
-        a->res = NULL;
-        a->rc = WEFT_CANCELLED;
+    async_wait a = *(async_wait *)ctx;
+    if (a.ended != NULL)
+        *a.ended = 1;
+    weft_await_rec_free(a.r, ctx);
+    if (a.rc != WEFT_OK && a.rc != WEFT_CANCELLED && weft_req_cancelled(a.r)) {
+        PQclear(a.res); /* e.g. a transaction's statement cancelled on the server */
+        a.res = NULL;
+        a.rc = WEFT_CANCELLED;
     }
-    a->cb(a->r, a->arg, a->rc, (weft_result *)a->res);
+    a.cb(a.r, a.arg, a.rc, (weft_result *)a.res);
 }
 
 static void on_async_result(void *arg, int rc, PGresult *res)
@@ -216,9 +224,10 @@ void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char
         cb(r, arg, WEFT_CANCELLED, NULL);
         return;
     }
-    async_wait *a = no_database(r) ? NULL : weft_req_alloc(r, sizeof(*a));
-    weft_dbloop *db = a != NULL && weft_req_tx(r) == NULL ? loop_db(r) : NULL;
-    if (a == NULL || (db == NULL && weft_req_tx(r) == NULL)) {
+    int none = no_database(r);
+    weft_dbloop *db = none || weft_req_tx(r) != NULL ? NULL : loop_db(r);
+    async_wait *a = !none && (db != NULL || weft_req_tx(r) != NULL) ? weft_await_rec_new(r, sizeof(*a)) : NULL;
+    if (a == NULL) {
         cb(r, arg, WEFT_UNAVAILABLE, NULL);
         return;
     }
@@ -227,9 +236,15 @@ void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char
         weft_tx_query_loop(r, sql, n, params, on_async_result, a);
         return;
     }
+    int ended = 0;
+    a->ended = &ended;
     /* Registered first: the result may arrive before the query call returns. */
     weft_req_wait_add(r, &a->wait, cancel_async_query);
-    a->q = weft_dbloop_query(db, sql, n, params, on_async_result, a);
+    weft_dbq *q = weft_dbloop_query(db, sql, n, params, on_async_result, a);
+    if (!ended) {
+        a->q = q;
+        a->ended = NULL;
+    }
 }
 
 /* A weft_result is a PGresult: the opaque type keeps libpq out of the ABI. */

@@ -36,7 +36,7 @@
 #include "core/loop.h"
 
 int weft_tx_req_slot = -1;
-__attribute__((constructor)) static void take_req_slot(void) { weft_tx_req_slot = weft_req_slot_new(sizeof(weft_tx *)); }
+__attribute__((constructor)) static void take_req_slot(void) { weft_tx_req_slot = weft_req_slot_new(sizeof(weft_tx_slot)); }
 
 static const char *cancel_reason(const weft_req *r)
 {
@@ -217,9 +217,15 @@ static weft_tx *tx_new(weft_req *r, int isolation)
     weft_tx *tx = calloc(1, sizeof(*tx));
     if (tx == NULL)
         return NULL;
-    if (weft_req_defer(r, abandon, NULL) != 0) {
-        free(tx);
-        return NULL;
+    /* Once per request: a handler running transactions in a loop must not
+     * grow its arena by a defer per transaction. */
+    weft_tx_slot *slot = weft_req_tx_slot(r);
+    if (!slot->abandon_deferred) {
+        if (weft_req_defer(r, abandon, NULL) != 0) {
+            free(tx);
+            return NULL;
+        }
+        slot->abandon_deferred = 1;
     }
     tx->r = r;
     tx->isolation = isolation;
@@ -342,29 +348,40 @@ typedef struct async_tx {
     int begin;
 } async_tx;
 
+/* The record (dispatch/await.h) goes back first: the callback may begin,
+ * commit or roll back again in it. */
 static void async_done(void *arg, int rc)
 {
-    async_tx *a = arg;
-    weft_req *r = a->r;
-    if (a->begin && rc == WEFT_OK && a->tx->cancelled)
+    async_tx a = *(async_tx *)arg;
+    weft_req *r = a.r;
+    weft_await_rec_free(r, arg);
+    if (a.begin && rc == WEFT_OK && a.tx->cancelled)
         rc = WEFT_CANCELLED;
-    if (a->begin && rc == WEFT_OK)
-        weft_req_set_tx(r, a->tx);
-    else if (a->begin)
-        begin_failed(a->tx);
+    if (a.begin && rc == WEFT_OK)
+        weft_req_set_tx(r, a.tx);
+    else if (a.begin)
+        begin_failed(a.tx);
     else
-        tx_drop(a->tx);
+        tx_drop(a.tx);
     if (rc == WEFT_TIMEOUT)
         rc = WEFT_UNAVAILABLE;
-    weft_dispatch_callback(r, a->cb, a->arg, rc);
+    weft_dispatch_callback(r, a.cb, a.arg, rc);
 }
 
 static async_tx *async_new(weft_req *r, weft_callback cb, void *arg)
 {
-    async_tx *a = weft_req_alloc(r, sizeof(*a));
+    async_tx *a = weft_await_rec_new(r, sizeof(*a));
     if (a != NULL)
         *a = (async_tx){.r = r, .cb = cb, .arg = arg};
     return a;
+}
+
+/* Refused before it started: the record goes back unused. */
+static void async_refuse(weft_req *r, async_tx *a, weft_callback cb, void *arg, int rc)
+{
+    if (a != NULL)
+        weft_await_rec_free(r, a);
+    cb(r, arg, rc);
 }
 
 void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, void *arg)
@@ -373,11 +390,11 @@ void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, voi
         cb(r, arg, weft_req_cancelled(r) ? WEFT_CANCELLED : WEFT_UNAVAILABLE);
         return;
     }
-    async_tx *a = async_new(r, cb, arg);
-    if (!weft_await_reactive(r) || a == NULL || (a->tx = tx_new(r, isolation)) == NULL) {
+    async_tx *a = weft_await_reactive(r) ? async_new(r, cb, arg) : NULL;
+    if (a == NULL || (a->tx = tx_new(r, isolation)) == NULL) {
         if (!weft_await_reactive(r))
             weft_log_error("%s: db_begin_async() outside a reactive handler; use db_begin()", r->route->label);
-        cb(r, arg, WEFT_ERROR);
+        async_refuse(r, a, cb, arg, WEFT_ERROR);
         return;
     }
     a->begin = 1;
@@ -387,8 +404,8 @@ void weft_db_tx_db_begin_async(weft_req *r, int isolation, weft_callback cb, voi
 
 static void end_async(weft_req *r, int commit, weft_callback cb, void *arg)
 {
-    async_tx *a = async_new(r, cb, arg);
-    if (weft_req_tx(r) == NULL || !weft_await_reactive(r) || a == NULL) {
+    async_tx *a = weft_req_tx(r) != NULL && weft_await_reactive(r) ? async_new(r, cb, arg) : NULL;
+    if (a == NULL) {
         weft_log_error("%s: %s_async without an open transaction in a reactive handler", r->route->label,
                        commit ? "db_commit" : "db_rollback");
         cb(r, arg, WEFT_ERROR);
@@ -398,7 +415,7 @@ static void end_async(weft_req *r, int commit, weft_callback cb, void *arg)
     weft_req_set_tx(r, NULL);
     if (a->tx->cancelled) {
         tx_drop(a->tx);
-        cb(r, arg, WEFT_CANCELLED);
+        async_refuse(r, a, cb, arg, WEFT_CANCELLED);
         return;
     }
     weft_tx_end_loop(a->tx, commit, async_done, a);

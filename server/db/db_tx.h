@@ -13,10 +13,17 @@ struct weft_loop;
 typedef struct weft_txset weft_txset;
 typedef struct weft_tx weft_tx;
 
-/* The transaction a request holds open, or NULL: a request slot of db/'s. */
+/* A request slot of db/'s: the transaction the request holds open, or NULL,
+ * and whether the check that rolls back one its handler left open is
+ * registered (once per request, however many transactions it runs). */
+typedef struct weft_tx_slot {
+    weft_tx *tx;
+    int abandon_deferred;
+} weft_tx_slot;
 extern int weft_tx_req_slot;
-static inline weft_tx *weft_req_tx(const weft_req *r) { return *(weft_tx **)weft_req_ext(r, weft_tx_req_slot); }
-static inline void weft_req_set_tx(weft_req *r, weft_tx *tx) { *(weft_tx **)weft_req_ext(r, weft_tx_req_slot) = tx; }
+static inline weft_tx_slot *weft_req_tx_slot(const weft_req *r) { return weft_req_ext(r, weft_tx_req_slot); }
+static inline weft_tx *weft_req_tx(const weft_req *r) { return weft_req_tx_slot(r)->tx; }
+static inline void weft_req_set_tx(weft_req *r, weft_tx *tx) { weft_req_tx_slot(r)->tx = tx; }
 
 /* The host table entries. */
 int weft_db_tx_db_begin(weft_req *r, int isolation);

@@ -11,6 +11,15 @@
 #include "dispatch/dispatch.h"
 #include "request/route.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define REC_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define REC_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define REC_POISON(p, n) ((void)(p), (void)(n))
+#define REC_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 enum { MODE_COROUTINE = 1, MODE_WORKER, MODE_ASYNC };
 
 /*
@@ -146,4 +155,53 @@ void weft_await_async(weft_await *a)
     a->done = a->suspended = a->registered = 0;
     a->mode = MODE_ASYNC;
     begin(a);
+}
+
+/* ---- reactive wait records ---- */
+
+/* Before the caller's bytes: the free list's link and the size the record was
+ * made for. Reuse is by exact size, so a request holds at most as many
+ * records of one size as it had waits of that size at one time -- one for a
+ * handler that waits for one thing after the other, whatever it waits for. */
+typedef struct rec {
+    struct rec *next;
+    size_t size;
+} rec;
+_Static_assert(sizeof(rec) % 16 == 0, "a record stays 16-aligned behind its header");
+
+typedef struct await_req {
+    rec *free; /* given back, for the request's next wait of their size */
+} await_req;
+
+WEFT_REQ_SLOT(recs_slot, await_req)
+
+void *weft_await_rec_new(weft_req *r, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    await_req *ar = weft_req_ext(r, recs_slot);
+    for (rec **p = &ar->free; *p != NULL; p = &(*p)->next) {
+        if ((*p)->size == size) {
+            rec *h = *p;
+            *p = h->next;
+            REC_UNPOISON(h + 1, size);
+            return h + 1;
+        }
+    }
+    rec *h = weft_req_alloc(r, sizeof(*h) + size);
+    if (h == NULL)
+        return NULL;
+    h->size = size;
+    return h + 1;
+}
+
+void weft_await_rec_free(weft_req *r, void *p)
+{
+    rec *h = (rec *)p - 1;
+    await_req *ar = weft_req_ext(r, recs_slot);
+    /* Under ASan a record touched after it went back (by the operation that
+     * ended, or by a caller that read it after its callback) is reported,
+     * though its memory stays the request's. */
+    REC_POISON(p, h->size);
+    h->next = ar->free;
+    ar->free = h;
 }

@@ -25,6 +25,15 @@
  * operation and ends it with weft_await_done(a, WEFT_CANCELLED), now or
  * later. A request that is already cancelled never starts the operation:
  * WEFT_CANCELLED at once. Without `cancel` the operation ends by itself.
+ *
+ * A reactive wait's record (the weft_await inside the caller's own struct)
+ * cannot live on a stack: it comes from weft_await_rec_new and goes back
+ * with weft_await_rec_free once the operation is done, before the
+ * handler's callback runs, so a handler that waits in a loop (a stream's
+ * flush and sleep per event, a body read per part) reuses one record per
+ * kind for as long as it runs instead of growing its request's arena by
+ * one per round. The record's last reader copies what the callback needs
+ * first: the callback may start the next wait in the same record.
  */
 #ifndef WEFT_AWAIT_H
 #define WEFT_AWAIT_H
@@ -78,5 +87,16 @@ int weft_await_reactive(const weft_req *r);
 void weft_await_async(weft_await *a);
 /** The operation is over (loop thread): wakes whoever waits. */
 void weft_await_done(weft_await *a, int rc);
+
+/**
+ * A record of `size` bytes (16-aligned, not zeroed) for one reactive wait of
+ * `r`, on r's loop thread: one that an earlier wait of the same size gave
+ * back, else a new one from r's arena. NULL out of memory. Records are
+ * request memory: a wait left pending when its request ends (a handler that
+ * called done() under it) is freed with the request, like the rest.
+ */
+void *weft_await_rec_new(weft_req *r, size_t size);
+/** Gives `rec` (from weft_await_rec_new for `r`) back for r's next wait of its size. */
+void weft_await_rec_free(weft_req *r, void *rec);
 
 #endif

@@ -62,19 +62,22 @@ static void run_callback(void *ctx)
     w->cb(w->aw.r, w->arg, w->aw.rc, w->data, w->len);
 }
 
+/* The record goes back first: the callback's next read takes it again (the
+ * part itself is request/body.c's, valid until that read). */
 static void complete(weft_await *a)
 {
-    body_wait *w = H2O_STRUCT_FROM_MEMBER(body_wait, aw, a);
-    if (a->rc != WEFT_OK) {
-        w->data = "";
-        w->len = 0;
+    body_wait w = *H2O_STRUCT_FROM_MEMBER(body_wait, aw, a);
+    weft_await_rec_free(w.aw.r, H2O_STRUCT_FROM_MEMBER(body_wait, aw, a));
+    if (w.aw.rc != WEFT_OK) {
+        w.data = "";
+        w.len = 0;
     }
-    weft_dispatch_run(a->r, run_callback, w);
+    weft_dispatch_run(w.aw.r, run_callback, &w);
 }
 
 void weft_bodyread_req_body_read_async(weft_req *r, weft_body_callback cb, void *arg)
 {
-    body_wait *w = weft_await_reactive(r) ? weft_req_alloc(r, sizeof(*w)) : NULL;
+    body_wait *w = weft_await_reactive(r) ? weft_await_rec_new(r, sizeof(*w)) : NULL;
     if (w == NULL) {
         if (!weft_await_reactive(r))
             weft_log_error("%s: req_body_read_async() outside a reactive handler; use req_body_read()",

@@ -43,15 +43,17 @@ int weft_flush_res_flush(weft_req *r)
     return weft_await_block(&w.aw);
 }
 
+/* The record goes back first: the callback's next flush takes it again. */
 static void complete(weft_await *a)
 {
-    flush_wait *w = H2O_STRUCT_FROM_MEMBER(flush_wait, aw, a);
-    weft_dispatch_callback(a->r, w->cb, w->arg, a->rc);
+    flush_wait w = *H2O_STRUCT_FROM_MEMBER(flush_wait, aw, a);
+    weft_await_rec_free(w.aw.r, H2O_STRUCT_FROM_MEMBER(flush_wait, aw, a));
+    weft_dispatch_callback(w.aw.r, w.cb, w.arg, w.aw.rc);
 }
 
 void weft_flush_res_flush_async(weft_req *r, weft_callback cb, void *arg)
 {
-    flush_wait *w = weft_await_reactive(r) ? weft_req_alloc(r, sizeof(*w)) : NULL;
+    flush_wait *w = weft_await_reactive(r) ? weft_await_rec_new(r, sizeof(*w)) : NULL;
     if (w == NULL) {
         if (!weft_await_reactive(r))
             weft_log_error("%s: res_flush_async() outside a reactive handler; use res_flush()", r->route->label);

@@ -40,10 +40,12 @@ static void cancel_sleep(weft_await *a)
     weft_await_done(a, WEFT_CANCELLED);
 }
 
+/* The record goes back first: the callback's next sleep takes it again. */
 static void sleep_complete(weft_await *a)
 {
-    sleep_op *s = (sleep_op *)a;
-    weft_dispatch_callback(a->r, s->cb, s->arg, a->rc);
+    sleep_op s = *(sleep_op *)a;
+    weft_await_rec_free(s.a.r, a);
+    weft_dispatch_callback(s.a.r, s.cb, s.arg, s.a.rc);
 }
 
 int weft_hostsync_sleep_ms(weft_req *r, uint32_t ms)
@@ -63,7 +65,7 @@ void weft_hostsync_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void 
         cb(r, arg, WEFT_CANCELLED);
         return;
     }
-    sleep_op *s = weft_req_alloc(r, sizeof(*s));
+    sleep_op *s = weft_await_rec_new(r, sizeof(*s));
     if (s == NULL) {
         cb(r, arg, WEFT_ERROR);
         return;
@@ -183,10 +185,13 @@ static void cancel_lock(weft_await *a)
     /* else granted: the grant's message ends the wait, with the lock */
 }
 
+/* The record goes back first (a granted lock_op left the queue, and its
+ * grant message was its last use): the callback may wait for a lock again. */
 static void lock_complete(weft_await *a)
 {
-    lock_op *op = (lock_op *)a;
-    weft_dispatch_callback(a->r, op->cb, op->arg, a->rc);
+    lock_op op = *(lock_op *)a;
+    weft_await_rec_free(op.a.r, a);
+    weft_dispatch_callback(op.a.r, op.cb, op.arg, op.a.rc);
 }
 
 int weft_hostsync_mutex_lock(weft_req *r, weft_mutex *m)
@@ -214,7 +219,7 @@ void weft_hostsync_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb
         cb(r, arg, WEFT_OK);
         return;
     }
-    lock_op *op = weft_req_alloc(r, sizeof(*op));
+    lock_op *op = weft_await_rec_new(r, sizeof(*op));
     if (op == NULL) {
         cb(r, arg, WEFT_ERROR);
         return;

@@ -43,6 +43,14 @@ void *weft_req_alloc(weft_req *r, size_t size)
     return p;
 }
 
+size_t weft_req_arena_bytes(const weft_req *r)
+{
+    size_t n = 0;
+    for (const weft_arena_chunk *c = r->arena; c != NULL; c = c->next)
+        n += c->size;
+    return n;
+}
+
 char *weft_req_strndup(weft_req *r, const char *s, size_t len)
 {
     char *d = weft_req_alloc(r, len + 1);

@@ -163,6 +163,8 @@ static inline void *weft_req_ext(const weft_req *r, int slot) { return (char *)r
 
 /** Allocates from the request's arena; freed with the request. NULL on OOM. */
 void *weft_req_alloc(weft_req *r, size_t size);
+/** The bytes r's arena has taken so far (its chunks' sizes): what a request's memory grew to. */
+size_t weft_req_arena_bytes(const weft_req *r);
 char *weft_req_strndup(weft_req *r, const char *s, size_t len);
 /** Percent-decodes `len` bytes into the arena; '+' becomes ' ' when `plus` is set. */
 char *weft_req_decode(weft_req *r, const char *s, size_t len, int plus);

@@ -55,22 +55,44 @@ static int query_blocking(weft_req *r, void *state)
     return WEFT_OK;
 }
 
-/* The reactive transaction: begin, statement and commit, each from the last one's callback. */
-typedef struct tx_steps {
+/* The reactive request's rounds (wt_db_rounds): a statement, or begin,
+ * statement and commit, each from the last one's callback. */
+typedef struct steps {
     int begin, rc;
     weft_result *res;
-} tx_steps;
+    int left;      /* rounds still to start */
+    size_t arena1; /* the request's arena after its first round */
+} steps;
 
-static void on_tx_commit(weft_req *r, void *arg, int rc)
+static int rounds = 1;
+
+static void start_round(weft_req *r, steps *t);
+
+/* Answers after the last round (its outcome and, with rounds, the growth of the arena since the first). */
+static void round_over(weft_req *r, steps *t, int commit)
 {
-    tx_steps *t = arg;
-    answer_tx(r, t->begin, t->rc, t->res, rc);
+    if (t->left == rounds - 1)
+        t->arena1 = weft_req_arena_bytes(r);
+    if (t->left > 0) {
+        weft_db_host_result_free(t->res);
+        t->res = NULL;
+        start_round(r, t);
+        return;
+    }
+    if (in_tx)
+        answer_tx(r, t->begin, t->rc, t->res, commit);
+    else
+        answer(r, t->rc, t->res);
+    if (rounds > 1)
+        weft_request_res_printf(r, " grew=%zu", weft_req_arena_bytes(r) - t->arena1);
     weft_dispatch_done(r, WEFT_OK);
 }
 
+static void on_tx_commit(weft_req *r, void *arg, int rc) { round_over(r, arg, rc); }
+
 static void on_tx_result(weft_req *r, void *arg, int rc, weft_result *res)
 {
-    tx_steps *t = arg;
+    steps *t = arg;
     t->rc = rc;
     t->res = res;
     weft_db_tx_db_commit_async(r, on_tx_commit, t);
@@ -78,11 +100,11 @@ static void on_tx_result(weft_req *r, void *arg, int rc, weft_result *res)
 
 static void on_tx_begin(weft_req *r, void *arg, int rc)
 {
-    tx_steps *t = arg;
+    steps *t = arg;
     t->begin = rc;
     if (rc != WEFT_OK) {
-        answer_tx(r, rc, rc, NULL, rc);
-        weft_dispatch_done(r, WEFT_OK);
+        t->rc = rc;
+        round_over(r, t, rc);
         return;
     }
     const char *params[] = {param_of(r)};
@@ -91,22 +113,30 @@ static void on_tx_begin(weft_req *r, void *arg, int rc)
 
 static void on_result(weft_req *r, void *arg, int rc, weft_result *res)
 {
-    (void)arg;
-    answer(r, rc, res);
-    weft_dispatch_done(r, WEFT_OK);
+    steps *t = arg;
+    t->rc = rc;
+    t->res = res;
+    round_over(r, t, 0);
+}
+
+static void start_round(weft_req *r, steps *t)
+{
+    t->left--;
+    if (in_tx) {
+        weft_db_tx_db_begin_async(r, WEFT_READ_COMMITTED, on_tx_begin, t);
+        return;
+    }
+    const char *params[] = {param_of(r)};
+    weft_db_host_db_query_async(r, "SELECT $1", 1, params, on_result, t);
 }
 
 static int query_reactive(weft_req *r, void *state)
 {
     (void)state;
-    if (in_tx) {
-        tx_steps *t = weft_req_alloc(r, sizeof(*t));
-        cr_assert_not_null(t);
-        weft_db_tx_db_begin_async(r, WEFT_READ_COMMITTED, on_tx_begin, t);
-        return WEFT_AGAIN;
-    }
-    const char *params[] = {param_of(r)};
-    weft_db_host_db_query_async(r, "SELECT $1", 1, params, on_result, NULL);
+    steps *t = weft_req_alloc(r, sizeof(*t));
+    cr_assert_not_null(t);
+    *t = (steps){.left = rounds};
+    start_round(r, t);
     return WEFT_AGAIN;
 }
 
@@ -114,6 +144,8 @@ static const weft_plugin querier = {WEFT_PLUGIN_HEADER, .name = "querier", .hand
                                     .handle_async = query_reactive};
 
 void wt_db_transactions(int on) { in_tx = on; }
+
+void wt_db_rounds(int n) { rounds = n; }
 
 void wt_db_statement_timeout(int ms) { statement_timeout_ms = ms; }
 

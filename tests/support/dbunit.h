@@ -7,7 +7,10 @@
  * settings have one loop connection, `pool_connections` blocking ones and
  * a statement timeout far beyond any test (wt_db_statement_timeout). With wt_db_transactions(1) the
  * statement runs inside db_begin/db_commit (their _async forms under
- * reactive), and the body is "begin=B rc=RC value=VALUE commit=C".
+ * reactive), and the body is "begin=B rc=RC value=VALUE commit=C". With
+ * wt_db_rounds(n) a reactive request runs its statement (or transaction) n
+ * times, each from the last one's callback, answers with the last one's
+ * body and adds " grew=BYTES": how much its arena grew after the first.
  */
 #ifndef WEFT_TEST_DBUNIT_H
 #define WEFT_TEST_DBUNIT_H
@@ -21,6 +24,8 @@
 void wt_db_statement_timeout(int ms);
 /** Whether the route's statement runs in a transaction (before wt_db_start; default 0). */
 void wt_db_transactions(int on);
+/** How many rounds a reactive request runs (before wt_db_start; default 1). */
+void wt_db_rounds(int n);
 /** Installs the double (libpq 17 or 15), then starts a loop serving the route under `policy`. */
 void wt_db_start(int policy, int pool_connections, int libpq17);
 /** A request `id` of the route whose statement's parameter is `param`; started at once unless `start` is 0. */

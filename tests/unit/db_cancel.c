@@ -117,3 +117,21 @@ Test(db_cancel, a_worker_waiting_for_a_pool_connection_leaves_at_once)
 Test(db_cancel, a_worker_statement_is_cancelled_on_the_server_from_the_loop_with_libpq17) { check_blocking(1); }
 
 Test(db_cancel, a_worker_statement_is_cancelled_on_the_server_from_a_thread_with_libpq15) { check_blocking(0); }
+
+/* A reactive loop of statements withdrawn while one runs: that one and
+ * every later one (sent from the callbacks) answer WEFT_CANCELLED, the
+ * cancelled wait's record going back before its callback. */
+Test(db_cancel, a_reactive_loop_of_statements_withdrawn_ends_each_at_once_in_the_same_record)
+{
+    wt_db_rounds(50);
+    wt_db_start(WEFT_DISPATCH_REACTIVE, 0, 1);
+    weft_req *victim = wt_db_req(1, "victim", 1);
+    wt_pq_wait_count(WT_PQ_WRITTEN, 1, 5000);
+    wt_db_cancel(victim, WEFT_CANCEL_CLIENT);
+    const wt_done *d = wt_wait_done(1, 5000);
+    char want[64];
+    snprintf(want, sizeof(want), "rc=%d value=- grew=0", WEFT_CANCELLED);
+    cr_assert_str_eq(d[0].body, want);
+    cr_assert_eq(wt_pq_count(WT_PQ_WRITTEN), 1, "nothing sent after the cancellation");
+    wt_db_stop();
+}

@@ -123,3 +123,17 @@ Test(db_pipeline, the_connection_serves_request_after_request)
     cr_assert_eq(wt_pq_count(WT_PQ_PREPARED), 1, "prepared once, by SQL text, then reused");
     wt_db_stop();
 }
+
+/* A reactive handler querying in a loop (each statement from the last one's
+ * callback) reuses one wait record: its arena does not grow after the first. */
+Test(db_pipeline, a_reactive_handler_querying_in_a_loop_keeps_its_arena_flat)
+{
+    wt_db_rounds(1000);
+    wt_db_start(WEFT_DISPATCH_REACTIVE, 0, 1);
+    wt_pq_auto(1);
+    wt_db_req(1, "x", 1);
+    const wt_done *d = wt_wait_done(1, 30000);
+    cr_assert_str_eq(d[0].body, "rc=0 value=x grew=0", "1,000 statements: %s", d[0].body);
+    cr_assert_eq(wt_pq_count(WT_PQ_ANSWERED), 1000);
+    wt_db_stop();
+}

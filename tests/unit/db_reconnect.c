@@ -137,3 +137,19 @@ static void check_hung(int policy)
 
 Test(db_reconnect, a_hung_connection_times_out_a_coroutine_statement_and_is_reset) { check_hung(WEFT_DISPATCH_COROUTINE); }
 Test(db_reconnect, a_hung_connection_times_out_a_reactive_statement_and_is_reset) { check_hung(WEFT_DISPATCH_REACTIVE); }
+
+/* With the database down every statement fails inside the call that sends
+ * it, whose callback sends the next: each record goes back to the call
+ * still on the stack, and the arena stays flat. */
+Test(db_reconnect, a_reactive_handler_querying_a_database_down_in_a_loop_keeps_its_arena_flat)
+{
+    wt_db_rounds(200);
+    wt_db_start(WEFT_DISPATCH_REACTIVE, 0, 1);
+    wt_pq_refuse(1);
+    wt_db_req(1, "a", 1);
+    const wt_done *d = wt_wait_done(1, 10000);
+    char want[64];
+    snprintf(want, sizeof(want), "rc=%d value=- grew=0", WEFT_UNAVAILABLE);
+    cr_assert_str_eq(d[0].body, want, "200 statements refused: %s", d[0].body);
+    wt_db_stop();
+}

@@ -124,3 +124,18 @@ Test(db_tx, a_reactive_begin_waiting_for_a_session_leaves_the_queue_at_once)
     check_waiting_begin(WEFT_DISPATCH_REACTIVE);
 }
 Test(db_tx, a_worker_waiting_for_a_transaction_connection_leaves_at_once) { check_waiting_begin(WEFT_DISPATCH_POOL); }
+
+/* A reactive handler running transactions in a loop (begin, statement,
+ * commit, each from the last one's callback) reuses its records. */
+Test(db_tx, a_reactive_handler_running_transactions_in_a_loop_keeps_its_arena_flat)
+{
+    wt_db_transactions(1);
+    wt_db_rounds(300);
+    wt_db_start(WEFT_DISPATCH_REACTIVE, 0, 1);
+    wt_pq_auto(1);
+    wt_db_req(1, "x", 1);
+    const wt_done *d = wt_wait_done(1, 30000);
+    cr_assert_str_eq(d[0].body, "begin=0 rc=0 value=x commit=0 grew=0", "300 transactions: %s", d[0].body);
+    cr_assert_eq(wt_pq_count(WT_PQ_CONNECTS), 1, "on one session");
+    wt_db_stop();
+}
