@@ -38,12 +38,14 @@ int weft_ss_json(void) { return atomic_load_explicit(&json, memory_order_relaxed
 
 void weft_ss_report_line(const char *text, size_t n, const weft_jl_field *fields, size_t n_fields)
 {
+    /* One write a line, its journal priority in front: another thread's
+     * line in between would split the report. */
     const char *prio = weft_ss_report_prefix();
     int fd = weft_ss_report_fd();
-    ssize_t ignored = write(fd, prio, strlen(prio));
+    ssize_t ignored;
     if (!weft_ss_json()) {
-        struct iovec iov[2] = {{(void *)text, n}, {"\n", 1}};
-        ignored = writev(fd, iov, 2);
+        struct iovec iov[3] = {{(void *)prio, strlen(prio)}, {(void *)text, n}, {"\n", 1}};
+        ignored = writev(fd, iov, 3);
         (void)ignored;
         return;
     }
@@ -52,7 +54,8 @@ void weft_ss_report_line(const char *text, size_t n, const weft_jl_field *fields
     char line[4608];
     weft_jl_line_in in = {.level = "error", .msg = text, .msg_len = n, .fields = fields, .n_fields = n_fields};
     clock_gettime(CLOCK_REALTIME, &in.when); /* async-signal-safe (POSIX) */
-    ignored = write(fd, line, weft_jl_line(line, sizeof(line), &in));
+    struct iovec iov[2] = {{(void *)prio, strlen(prio)}, {line, weft_jl_line(line, sizeof(line), &in)}};
+    ignored = writev(fd, iov, 2);
     (void)ignored;
 }
 

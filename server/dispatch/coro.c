@@ -382,7 +382,7 @@ size_t weft_coro_pool_mapped_bytes(const weft_coro_pool *pool) { return pool->ma
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define N_FATAL (sizeof(fatal_signals) / sizeof(fatal_signals[0]))
 static struct sigaction prev_action[N_FATAL];
-static void (*fault_hook)(int sig, const siginfo_t *info, const char *what);
+static void (*fault_hook)(int sig, const siginfo_t *info, const void *uctx, const char *what);
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 static int handlers_errno;
 static __thread char *altstack_map; /* guard page + ALTSTACK_SIZE */
@@ -415,9 +415,9 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
          * the coroutine discarded) is not safe: the handler may have
          * overflowed inside malloc or holding a lock, a transaction or
          * anything else its frames own, none of which can be given back. */
-        void (*hook)(int, const siginfo_t *, const char *) = fault_hook;
+        void (*hook)(int, const siginfo_t *, const void *, const char *) = fault_hook;
         if (hook != NULL)
-            hook(sig, info, "stack overflow");
+            hook(sig, info, uctx, "stack overflow");
         /* Blocked until this handler returns, then fatal; the core still
          * holds the registers of the faulting context. */
         restore_default(sig);
@@ -429,9 +429,9 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
      * (si_code > 0), return: the instruction faults again and reaches that
      * handler through the kernel, with the real context. Calling it from here
      * instead confuses TSan ("nested bug"). A kill()ed signal must be re-sent. */
-    void (*hook)(int, const siginfo_t *, const char *) = fault_hook;
+    void (*hook)(int, const siginfo_t *, const void *, const char *) = fault_hook;
     if (hook != NULL)
-        hook(sig, info, NULL);
+        hook(sig, info, uctx, NULL);
     struct sigaction prev = {.sa_handler = SIG_DFL};
     for (size_t i = 0; i < N_FATAL; i++)
         if (fatal_signals[i] == sig)
@@ -441,7 +441,6 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
     sigaction(sig, &prev, NULL);
     if (info->si_code <= 0)
         raise(sig);
-    (void)uctx;
 }
 
 static void install_handlers(void)
@@ -459,7 +458,10 @@ static void install_handlers(void)
     }
 }
 
-void weft_coro_set_fault_hook(void (*hook)(int sig, const siginfo_t *info, const char *what)) { fault_hook = hook; }
+void weft_coro_set_fault_hook(void (*hook)(int sig, const siginfo_t *info, const void *uctx, const char *what))
+{
+    fault_hook = hook;
+}
 
 int weft_coro_signals_init(void)
 {

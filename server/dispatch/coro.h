@@ -105,11 +105,12 @@ int weft_coro_signals_init(void);
 /**
  * A fatal signal calls `hook` (in async-signal context, on the thread's
  * alternate stack if it has one) before the previous handler or the default
- * action ends the process: the place for a crash report. `what` is NULL, or
- * "stack overflow" for a fault on a coroutine's guard page (after the
+ * action ends the process: the place for a crash report. `uctx` is the
+ * interrupted context (a ucontext_t: where the fault was). `what` is NULL,
+ * or "stack overflow" for a fault on a coroutine's guard page (after the
  * overflow line above). NULL removes it.
  */
-void weft_coro_set_fault_hook(void (*hook)(int sig, const siginfo_t *info, const char *what));
+void weft_coro_set_fault_hook(void (*hook)(int sig, const siginfo_t *info, const void *uctx, const char *what));
 
 /** Removes and frees this thread's alternate signal stack (restoring any previous one). */
 void weft_coro_thread_cleanup(void);

@@ -410,6 +410,7 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
     m->name = strdup(name);
     m->path = strdup(path);
     m->dl = dl;
+    m->base = self.dli_fbase;
     m->seq = seq;
     m->dev = st.st_dev;
     m->ino = st.st_ino;

@@ -21,6 +21,7 @@ typedef struct weft_module {
     char *name;
     char *path; /* the file it was loaded from */
     void *dl;
+    const void *base; /* where its image is mapped (dladdr's dli_fbase): the crash report tells its frames by it */
     unsigned seq; /* 1 for the first version of this name loaded, 2 for the next... */
     /* identity of the file when it was loaded: a new inode, size or mtime is a new version */
     dev_t dev;

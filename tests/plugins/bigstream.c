@@ -3,7 +3,9 @@
  * on its own (blocking style under pool and coroutine, res_flush_async under
  * reactive), as fast as its client takes them. A client that never reads
  * must hold the handler at its flush (issue 30, item 7: tests/integration/
- * slowreader.c), not let it produce N × B bytes into memory.
+ * slowreader.c), not let it produce N × B bytes into memory. &empty=K: K
+ * more flushes with nothing new before the first part and after each one
+ * (issue 44, item 3: tests/integration/stream_flush.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@ static const weft_host *host;
 
 typedef struct job {
     long left, size;
+    long empty, empty_left; /* flushes with nothing new: per part, still to do before the next */
     char *part;
 } job;
 
@@ -29,7 +32,7 @@ static long arg(weft_req *req, const char *name, long def)
 {
     const char *v = host->req_query(req, name);
     long x = v != NULL ? strtol(v, NULL, 10) : def;
-    return x > 0 && x <= 64L * 1024 * 1024 ? x : def;
+    return x >= 0 && x <= 64L * 1024 * 1024 ? x : def;
 }
 
 static job *setup(weft_req *req)
@@ -39,6 +42,9 @@ static job *setup(weft_req *req)
         return NULL;
     j->left = arg(req, "parts", 1000);
     j->size = arg(req, "size", 1024 * 1024);
+    j->empty = j->empty_left = arg(req, "empty", 0);
+    if (j->size == 0)
+        j->size = 1;
     if ((j->part = malloc((size_t)j->size)) == NULL) {
         free(j);
         return NULL;
@@ -61,9 +67,14 @@ static int handle(weft_req *req, void *state)
     if (j == NULL)
         return host->res_error(req, 503, "out of memory");
     int rc = WEFT_OK;
-    while (j->left-- > 0 && rc == WEFT_OK)
+    for (long k = 0; k < j->empty && rc == WEFT_OK; k++)
+        rc = host->res_flush(req);
+    while (j->left-- > 0 && rc == WEFT_OK) {
         if ((rc = host->res_write(req, j->part, (size_t)j->size)) == WEFT_OK)
             rc = host->res_flush(req);
+        for (long k = 0; k < j->empty && rc == WEFT_OK; k++)
+            rc = host->res_flush(req);
+    }
     job_free(j);
     return rc == WEFT_CANCELLED ? WEFT_OK : rc;
 }
@@ -71,7 +82,13 @@ static int handle(weft_req *req, void *state)
 static void on_flushed(weft_req *req, void *arg_, int rc)
 {
     job *j = arg_;
+    if (rc == WEFT_OK && j->empty_left > 0) {
+        j->empty_left--;
+        host->res_flush_async(req, on_flushed, j);
+        return;
+    }
     if (rc == WEFT_OK && j->left-- > 0 && (rc = host->res_write(req, j->part, (size_t)j->size)) == WEFT_OK) {
+        j->empty_left = j->empty;
         host->res_flush_async(req, on_flushed, j);
         return;
     }

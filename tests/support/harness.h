@@ -52,7 +52,11 @@ void wt_start_via(wt_server *s, const char *conf, const char *const *wrapper, co
  * access log or a token file in it).
  */
 void wt_startf(wt_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/** SIGTERM, then waits; returns the exit status (or 128+signal). */
+/**
+ * SIGTERM, then waits; returns the exit status (or 128+signal). An assert
+ * that failed in the server (its log has glibc's "Assertion `...' failed")
+ * fails the test, and is appended to the file $WEFT_TEST_ASSERTIONS names.
+ */
 int wt_stop(wt_server *s);
 /**
  * Stops the server inside a test and fails the test unless it exits 0 —

@@ -297,7 +297,10 @@ static void do_multirange_proceed(h2o_generator_t *_self, h2o_req_t *req)
         rlen = MAX_BUF_SIZE - used_buf;
     while ((rret = pread(self->file.ref->fd, self->ranged.multirange_buf + used_buf, rlen, self->file.off)) == -1 && errno == EINTR)
         ;
-    if (rret == -1)
+    /* rlen is never 0 here: a read of 0 bytes means the file is now shorter than the range (truncated while being sent, as
+     * `cp` or copytruncate log rotation do). That is no progress; sending it as such made the next proceed read 0 bytes again,
+     * for ever. */
+    if (rret <= 0)
         goto Error;
     self->file.off += rret;
     self->bytesleft -= rret;
