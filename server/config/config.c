@@ -274,7 +274,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
                                               "max_header_line", "max_headers",
                                               "max_route_file_size", "max_route_file_routes",
                                               "rate_limit_clients", "max_buffered_response", "max_buffered_response_total",
-                                              "max_compressing_responses", NULL};
+                                              "max_buffered_body_total", "max_compressing_responses", NULL};
     static const char *const obs_keys[] = {"metrics", "health", NULL};
     static const char *const log_keys[] = {"level", "access_log", "error_log", "format", "request_id_header", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
@@ -308,6 +308,10 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
      * well under 256 MiB whatever the clients do (request/backlog.c). */
     cfg->limits.max_buffered_response = 4 * 1024 * 1024;
     cfg->limits.max_buffered_response_total = 64 * 1024 * 1024;
+    /* Bodies of routes that do not stream them, all together: 128 at the
+     * default max_body at once. A route taking larger uploads streams them
+     * (stream_body), which holds one part each. */
+    cfg->limits.max_buffered_body_total = 128 * 1024 * 1024;
     /* An on-the-fly compressor of a stream of unknown length holds 1.4 MB
      * (zstd level 1: a 512 KiB window and its tables), so a few thousand
      * Server-Sent Event subscribers would hold gigabytes; 256 of them stay
@@ -339,6 +343,8 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
                                                                  1LL << 40, 4 * 1024 * 1024);
         cfg->limits.max_buffered_response_total = (size_t)weft_cfg_int(
             v, g, "limits", "max_buffered_response_total", 65536, 1LL << 40, 64 * 1024 * 1024);
+        cfg->limits.max_buffered_body_total = (size_t)weft_cfg_int(v, g, "limits", "max_buffered_body_total", 65536,
+                                                                   1LL << 40, 128 * 1024 * 1024);
         cfg->limits.max_compressing_responses =
             (int)weft_cfg_int(v, g, "limits", "max_compressing_responses", 0, 10000000, 256);
     }

@@ -198,6 +198,7 @@ typedef struct weft_config {
         int rate_limit_clients; /* entries of the per-client rate limit table (restart-only) */
         size_t max_buffered_response;       /* answer bytes queued for one client connection (request/backlog.c) */
         size_t max_buffered_response_total; /* ... for all of them; past it the slowest readers are closed */
+        size_t max_buffered_body_total;     /* collected request bodies, all together (http/bodybuf.c); past it 503 */
         int max_compressing_responses; /* answers compressed on the fly at once (edge/compress.c); 0: none */
     } limits;
     struct {

@@ -145,6 +145,10 @@ static void on_deadline(weft_timer *t)
         r->hreq = NULL;
         h1_unwatch(link, 1);
         weft_respond_text(link->req, 504, "gateway timeout: the handler did not answer within the route's timeout_ms");
+        /* The answer was given (a body still arriving is abandoned with
+         * it): h2o may free its request before the handler returns, so
+         * the body lets go of it now. */
+        weft_body_detach(r);
     }
     weft_stats_request(r->loop->stats, r->route->stat_slot, 504, weft_now_ns() - r->start_ns);
     weft_dispatch_cancel(r, WEFT_CANCEL_DEADLINE);
@@ -246,18 +250,14 @@ oom:
 /* How long a body may pause between parts: limits.request_timeout_ms for
  * HTTP/2 too (h2o has no such timeout there). Three quarters of it, so that
  * over HTTP/1 weft's clean answer (408, or WEFT_TIMEOUT to a streaming
- * handler) always comes before h2o's own request timeout, which closes the
- * connection without one. */
+ * handler) always comes before h2o's own timeouts (both of them
+ * request_timeout_ms: process/server.c), which close the connection
+ * without one. */
 static int body_pause_ms(const weft_config *cfg) { return cfg->limits.request_timeout_ms * 3 / 4; }
 
 /* An answer before the request was served. With its body still arriving,
- * the rest is never read: an HTTP/1 connection cannot carry another request. */
-static void early(h2o_req_t *req, int status, const char *message)
-{
-    if (req->proceed_req != NULL && !req->is_tunnel_req)
-        req->http1_is_persistent = 0;
-    weft_respond_text(req, status, message);
-}
+ * the rest is never read (weft_respond_text abandons it). */
+static void early(h2o_req_t *req, int status, const char *message) { weft_respond_text(req, status, message); }
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
@@ -299,6 +299,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         method_bit == WEFT_M_OPTIONS ? weft_edge_cors_preflight_route(req, g->router, norm, (size_t)norm_len) : NULL;
     if (preflight != NULL) {
         weft_trace_answer_route(at, preflight->path, "weft");
+        weft_body_abandon(req); /* a preflight's body, if it has one, is not read */
         weft_edge_preflight(req, preflight, g->cfg);
         return 0;
     }
@@ -356,7 +357,9 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
     if (body_pending && !route->cfg->stream_body) {
-        weft_bodybuf_collect(self, req, max_body, body_pause_ms(g->cfg), on_req);
+        weft_bodybuf_limits lim = {.max_body = max_body, .total = g->cfg->limits.max_buffered_body_total,
+                                   .idle_timeout_ms = body_pause_ms(g->cfg)};
+        weft_bodybuf_collect(self, req, &lim, on_req);
         return 0;
     }
     /* From here the request holds its generation until it is answered: the

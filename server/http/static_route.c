@@ -4,6 +4,7 @@
 #include "core/loop.h"
 #include "edge/static.h"
 #include "http/abuse.h"
+#include "request/body.h"
 #include "request/end_hook.h"
 
 /* What a static request holds until h2o frees it (request/end_hook.h): its generation, its
@@ -51,9 +52,7 @@ void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, ui
         weft_conn_busy(conn, +1, start);
     L->inflight++;
     atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
-    /* A body nobody reads: this HTTP/1 connection cannot carry another request. */
-    if (req->proceed_req != NULL && !req->is_tunnel_req)
-        req->http1_is_persistent = 0;
+    weft_body_abandon(req); /* a body nobody reads */
     hold->status = weft_static_serve(sr->serve, req, t);
     weft_stats_request(L->stats, sr->stat_slot, hold->status, weft_loop_now_ns(L) - start);
 }

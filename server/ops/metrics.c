@@ -21,6 +21,7 @@
 #include "reload/reload.h"
 #include "dispatch/workpool.h"
 #include "edge/edge.h"
+#include "http/bodybuf.h"
 #include "http/ratelimit.h"
 
 #define SUM(field) weft_stats_sum(offsetof(weft_loop_stats, field))
@@ -315,6 +316,14 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
                             "(limits.max_buffered_response) or all clients' together "
                             "(limits.max_buffered_response_total) were queued past the bound.");
     fprintf(f, "weft_slow_reader_closed_total %llu\n", (unsigned long long)weft_backlog_closed_total());
+    weft_stats_write_header(f, "weft_buffered_body_bytes", "gauge",
+                            "Bytes of request bodies collected for routes that do not stream them, until their "
+                            "request ends (limits.max_buffered_body_total bounds them).");
+    fprintf(f, "weft_buffered_body_bytes %zu\n", weft_bodybuf_bytes());
+    weft_stats_write_header(f, "weft_buffered_body_refused_total", "counter",
+                            "Request bodies refused with 503 because the bodies being collected held "
+                            "limits.max_buffered_body_total.");
+    fprintf(f, "weft_buffered_body_refused_total %llu\n", (unsigned long long)weft_bodybuf_refused_total());
     weft_compress_stats cs = weft_edge_compress_stats();
     weft_stats_write_header(f, "weft_compressing_responses", "gauge",
                             "Answers being compressed on the fly now, each holding a compressor "

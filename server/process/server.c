@@ -87,6 +87,12 @@ static void h2o_setup(const weft_config *cfg)
      * only their default, and a route may allow more. */
     proc.h2o.max_request_entity_size = (size_t)1 << 40;
     proc.h2o.http1.req_timeout = (uint64_t)cfg->limits.request_timeout_ms;
+    /* h2o's own 5 s: between two reads of a request (its head or body), and
+     * a write that makes no progress. Left at 5 s it closed an HTTP/1 body
+     * that paused, without an answer, before weft's 408 at 3/4 of
+     * request_timeout_ms (http/http.c), and an idle keep-alive connection
+     * before request_timeout_ms. Restart-only, as request_timeout_ms is. */
+    proc.h2o.http1.req_io_timeout = (uint64_t)cfg->limits.request_timeout_ms;
     proc.h2o.http2.idle_timeout = (uint64_t)cfg->limits.idle_timeout_ms;
     /* Static routes: each loop keeps the files it opened for up to 0.1 s
      * (core/loop.c empties the cache every tick), sized as h2o's own server

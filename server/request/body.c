@@ -4,7 +4,12 @@
  * req->write_req.cb, h2o calls it with the next part in req->entity, which
  * must be copied before returning, and sends no more until weft calls
  * req->proceed_req. weft calls it only when the plugin asks for the next
- * part: that is the backpressure.
+ * part: that is the backpressure. While proceed_req is set h2o may call
+ * write_req.cb whenever a read weft asked for completes, and HTTP/1 calls
+ * it unchecked (lib/http1.c handle_one_body_fragment): the callback is
+ * never cleared while the body is unfinished, only handed to the sink of
+ * weft_body_abandon, which stops the read the one way h2o provides
+ * (proceed_req with an error).
  */
 #include "request/body.h"
 
@@ -154,10 +159,63 @@ void weft_body_release(weft_req *r)
     if (b == NULL)
         return;
     weft_timers_cancel(b->loop->timers, &b->idle);
-    if (b->req != NULL && b->req->write_req.ctx == b)
-        b->req->write_req.cb = NULL; /* h2o must not call into a freed request */
+    /* h2o must not call into the freed weft_body: an unfinished body goes
+     * to the sink (a read weft asked for may still complete); an ended one
+     * gets no more calls. */
+    if (b->req != NULL && !b->ended)
+        weft_body_abandon(b->req);
+    else if (b->req != NULL && b->req->write_req.ctx == b)
+        b->req->write_req.cb = NULL;
     free(b->part);
     r->body_in = NULL;
+}
+
+/* What h2o's request keeps of a body weft abandoned: lives in its pool, so
+ * it is there for whatever h2o still calls, and goes with the request. */
+typedef struct body_sink {
+    h2o_req_t *req;
+    h2o_timer_t stop;
+} body_sink;
+
+/* A part of a read asked for before the body was abandoned: dropped (h2o
+ * then waits for proceed_req, which the stop gives). */
+static int sink_write(void *ctx, int is_end_stream)
+{
+    (void)ctx;
+    (void)is_end_stream;
+    return 0;
+}
+
+/* Run by the loop, outside any h2o callback: h2o's proceed_req with an
+ * error may close the connection (HTTP/1) or reset the stream (HTTP/2),
+ * freeing the request a caller inside h2o still uses. Nothing may touch
+ * `s` after proceed_req: it can free the pool `s` lives in. */
+static void sink_stop(h2o_timer_t *t)
+{
+    body_sink *s = H2O_STRUCT_FROM_MEMBER(body_sink, stop, t);
+    h2o_req_t *req = s->req;
+    if (req->proceed_req != NULL)
+        req->proceed_req(req, h2o_httpclient_error_is_eos);
+}
+
+static void sink_dispose(void *p)
+{
+    body_sink *s = p;
+    if (h2o_timer_is_linked(&s->stop))
+        h2o_timer_unlink(&s->stop);
+}
+
+void weft_body_abandon(h2o_req_t *req)
+{
+    if (req->proceed_req == NULL || req->is_tunnel_req || req->write_req.cb == sink_write)
+        return;
+    req->http1_is_persistent = 0; /* before the head is written: it says "close" */
+    body_sink *s = h2o_mem_alloc_shared(&req->pool, sizeof(*s), sink_dispose);
+    *s = (body_sink){.req = req};
+    req->write_req.cb = sink_write;
+    req->write_req.ctx = s;
+    h2o_timer_init(&s->stop, sink_stop);
+    h2o_timer_link(req->conn->ctx->loop, 0, &s->stop);
 }
 
 int weft_body_too_large(const weft_req *r) { return r->body_in != NULL && r->body_in->rc == WEFT_ERROR; }

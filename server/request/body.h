@@ -26,10 +26,23 @@ typedef void (*weft_body_wake)(void *waiter, int rc);
  * body. -1 without memory.
  */
 int weft_body_attach(weft_req *r, h2o_req_t *req, size_t max, int idle_timeout_ms);
-/** h2o is freeing the request (client gone or stream reset): no more parts. */
+/** h2o is freeing the request (client gone or stream reset), or weft answered it (504): no more parts. */
 void weft_body_detach(weft_req *r);
-/** Frees what the body holds (the request completes). */
+/** Frees what the body holds (the request completes); an unfinished body is abandoned. */
 void weft_body_release(weft_req *r);
+/**
+ * weft reads no more of `req`'s body (answered before its end, or its
+ * reader is done): a no-op once the body ended, for a tunnel, or called
+ * again. Else the HTTP/1 connection is marked not to carry another request
+ * (call it before the answer's head goes out, or the head says keep-alive
+ * and the connection closes anyway), a part h2o still delivers is dropped,
+ * and on the loop's next turn h2o is told to stop reading
+ * (proceed_req(req, h2o_httpclient_error_is_eos)): HTTP/1 closes the
+ * connection once the answer is written, HTTP/2 ends the stream with
+ * RST_STREAM(NO_ERROR) after the answer (RFC 9113 8.1). The answer must be
+ * started by then: over HTTP/1 h2o answers 502 to a request that has none.
+ */
+void weft_body_abandon(h2o_req_t *req);
 /** 1 when the body went past max_body: the answer is 413 whatever the handler set. */
 int weft_body_too_large(const weft_req *r);
 /** The body stopped before its end (HTTP/1: the connection cannot be reused). */

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "config/config.h"
 #include "request/backlog.h"
+#include "request/body.h"
 #include "request/route.h"
 
 static int id_header = WEFT_REQID_ALWAYS;
@@ -68,6 +69,7 @@ const char *weft_reason_phrase(int status)
 
 void weft_respond(h2o_req_t *req, int status, const char *content_type, const char *body, size_t len, int flags)
 {
+    weft_body_abandon(req); /* an answer given instead of reading on */
     req->res.status = status;
     req->res.reason = weft_reason_phrase(status);
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, content_type, strlen(content_type));
@@ -80,6 +82,7 @@ void weft_respond(h2o_req_t *req, int status, const char *content_type, const ch
 
 void weft_respond_text(h2o_req_t *req, int status, const char *message)
 {
+    weft_body_abandon(req);
     size_t len = strlen(message);
     char *body = h2o_mem_alloc_pool(&req->pool, char, len + 1);
     memcpy(body, message, len);

@@ -1,7 +1,9 @@
 /*
  * The one responder: every answer weft writes itself (errors, built-in
  * endpoints, and a finished weft_req) goes out through here, with one
- * reason-phrase table. Loop thread.
+ * reason-phrase table. weft_respond and weft_respond_text answer instead of
+ * reading on: a request body still arriving is abandoned (request/body.h).
+ * Loop thread.
  */
 #ifndef WEFT_RESPOND_H
 #define WEFT_RESPOND_H

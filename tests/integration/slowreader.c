@@ -31,8 +31,9 @@
 
 static const char *conf_fmt = "threads = 2; " WT_LISTEN " admin = false;\n"
                               /* h2o closes an HTTP/1 connection whose writes make no
-                               * progress for 5 s, an HTTP/2 one after idle_timeout_ms:
-                               * long here, so that only weft's bound can end them */
+                               * progress for request_timeout_ms (10 s), an HTTP/2 one
+                               * after idle_timeout_ms: long here, so that only weft's
+                               * bound can end them */
                               "limits = { max_buffered_response_total = 16777216; idle_timeout_ms = 120000; };\n"
                               "pools = ({ name = \"default\"; size = 32; queue = 100; });\n"
                               "routes = (\n" AGG("pool") AGG("coroutine") AGG("reactive")
@@ -131,7 +132,7 @@ static void answered(const char *policy, char *key, size_t size)
 
 /* Ten clients that never read an aggregate answer: all of it was held (the
  * upstream bodies whole, and h2o a copy of the answer) until h2o's own
- * timeouts ended the connections (5 s over HTTP/1, idle_timeout_ms over
+ * timeouts ended the connections (request_timeout_ms over HTTP/1, idle_timeout_ms over
  * HTTP/2); now at most the 16 MiB total, the oldest unread closed first. */
 static void aggregate_never_read(const char *policy, const char *mode, const char *ids)
 {

@@ -179,6 +179,7 @@ Test(config, defaults, .init = tmp_setup, .fini = tmp_teardown)
     cr_assert_eq(cfg->limits.timeout_ms, 0);
     cr_assert_eq(cfg->limits.max_body, 1024 * 1024);
     cr_assert_eq(cfg->limits.max_connections_per_ip, 0, "no per-address cap unless asked for");
+    cr_assert_eq(cfg->limits.max_buffered_body_total, 128 * 1024 * 1024);
     cr_assert_eq(cfg->log.level, WEFT_LOG_INFO);
     cr_assert_null(cfg->log.access_log);
     cr_assert_eq(cfg->coroutine.stack_size, 64 * 1024);
@@ -474,6 +475,9 @@ static const bad_case bad_cases[] = {
     {"bad request id header mode",
      "log = {\n  request_id_header = \"sometimes\";\n};\n",
      {"weft.conf:2: ", "log.request_id_header", "'sometimes'", "always, when_sent, never"}},
+    {"collected bodies' total below its range",
+     "limits = {\n  max_buffered_body_total = 1000;\n};\n",
+     {"weft.conf:2: ", "limits.max_buffered_body_total", "must be between 65536 and 1099511627776"}},
 };
 
 #define N_BAD (sizeof(bad_cases) / sizeof(bad_cases[0]))

@@ -982,7 +982,12 @@ static int handle_data_frame(h2o_http2_conn_t *conn, h2o_http2_frame_t *frame, c
     if ((ret = h2o_http2_decode_data_payload(&payload, frame, err_desc)) != 0)
         return ret;
 
-    /* update connection-level window */
+    /* update connection-level window; a peer sending past what it was given is cut off (RFC 9113 6.9.1), or it could make
+     * the buffers of the streams not yet being processed grow without bound */
+    if ((ssize_t)frame->length > h2o_http2_window_get_avail(&conn->_input_window)) {
+        *err_desc = "DATA frame beyond the connection's flow-control window";
+        return H2O_HTTP2_ERROR_FLOW_CONTROL;
+    }
     h2o_http2_window_consume_window(&conn->_input_window, frame->length);
     if (h2o_http2_window_get_avail(&conn->_input_window) <= H2O_HTTP2_SETTINGS_HOST_CONNECTION_WINDOW_SIZE / 2)
         send_window_update(conn, 0, &conn->_input_window,
@@ -1008,6 +1013,10 @@ static int handle_data_frame(h2o_http2_conn_t *conn, h2o_http2_frame_t *frame, c
 
     /* update stream-level window (doing it here could end up in sending multiple WINDOW_UPDATE frames if the receive window is
      * fully-used, but no need to worry; in such case we'd be sending ACKs at a very fast rate anyways) */
+    if ((ssize_t)frame->length > h2o_http2_window_get_avail(&stream->input_window.window)) {
+        *err_desc = "DATA frame beyond the stream's flow-control window";
+        return H2O_HTTP2_ERROR_FLOW_CONTROL;
+    }
     h2o_http2_window_consume_window(&stream->input_window.window, frame->length);
     if (frame->length != payload.length)
         update_stream_input_window(conn, stream, frame->length - payload.length);
