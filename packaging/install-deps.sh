@@ -80,8 +80,9 @@ debs="debhelper dpkg-dev lintian"
 suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git media-types $debs"
 # The host's tools for the suite's Debian 13 stage (packaging/check-trixie.sh),
 # which are not needed inside that root.
-# pebble and certbot: packaging/check-acme.sh, run on the host after the plain suite.
-test="$suite mmdebstrap systemd-container pebble certbot"
+# pebble and certbot: packaging/check-acme.sh, and testssl.sh: packaging/check-testssl.sh,
+# run on the host after the plain suite.
+test="$suite mmdebstrap systemd-container pebble certbot testssl.sh"
 bench="$run wrk nghttp2-client nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
 case $what in
   build) pkgs=$build ;;

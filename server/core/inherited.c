@@ -121,9 +121,10 @@ void weft_inherited_release(const char *config_path)
             char what[INET6_ADDRSTRLEN + 64];
             describe(inh[i].fd, what, sizeof(what));
             if (strcmp(inh[i].name, WEFT_HANDOVER_FD_NAME) == 0) {
-                /* One per event loop of the previous process: it ran more loops, or listened there too. */
-                weft_log_info("hand-over: %s is a socket of the previous process that no listen address or event loop "
-                              "here takes; closed",
+                /* Every socket of a listen address is adopted (core/listener.c), however many loops
+                 * the previous process ran: this address is no longer listened on. */
+                weft_log_info("hand-over: %s is a socket of the previous process for an address this config does "
+                              "not listen on; closed (connections still queued on it are reset)",
                               what);
                 close(inh[i].fd);
                 inh[i].fd = -1;

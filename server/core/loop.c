@@ -8,6 +8,7 @@
 
 #include "base/log.h"
 #include "base/signals.h"
+#include "core/listener.h"
 #include "core/proxyproto.h"
 
 _Thread_local weft_loop *weft_loop_current;
@@ -352,13 +353,11 @@ static void accept_batch(weft_loop *L, h2o_socket_t *listener, h2o_accept_ctx_t 
 
 static void on_accept(h2o_socket_t *listener, const char *err)
 {
-    weft_loop *L = listener->data;
-    size_t i = 0;
-    while (i < L->n_listeners && L->listeners[i] != listener)
-        i++;
-    if (err != NULL || i == L->n_listeners)
+    if (err != NULL)
         return;
-    accept_batch(L, listener, i < L->n_main_listeners ? &L->accept_ctxs[i] : &L->admin_accept_ctx);
+    /* Its accept context: the listen address's own (a socket handed over
+     * beyond the loops shares its address's), or the admin one. */
+    accept_batch(weft_loop_current, listener, listener->data);
 }
 
 /* ---- life of one loop ---- */
@@ -412,10 +411,10 @@ static int loop_drained(weft_loop *L)
                                        L->ctx._conns.num_conns.shutdown == 0;
 }
 
-static h2o_socket_t *listen_on(weft_loop *L, int fd)
+static h2o_socket_t *listen_on(weft_loop *L, int fd, h2o_accept_ctx_t *actx)
 {
     h2o_socket_t *s = h2o_evloop_socket_create(L->evloop, fd, H2O_SOCKET_FLAG_DONT_READ);
-    s->data = L;
+    s->data = actx;
     h2o_socket_read_start(s, on_accept);
     return s;
 }
@@ -434,18 +433,23 @@ static int loop_setup(weft_loop *L)
     L->queue = h2o_multithread_create_queue(L->evloop);
     h2o_multithread_register_receiver(L->queue, &L->receiver, on_messages);
     L->timers = weft_timers_new(L->evloop);
-    L->accept_ctxs = calloc(n, sizeof(*L->accept_ctxs));
-    L->listeners = calloc(n + 1, sizeof(*L->listeners));
+    size_t mine = 0; /* sockets handed over beyond the loops: this one's share */
+    for (size_t k = (size_t)L->index; k < conf.n_extra; k += (size_t)n_loops)
+        mine++;
+    L->accept_ctxs = calloc(n ? n : 1, sizeof(*L->accept_ctxs));
+    L->listeners = calloc(n + mine + 1, sizeof(*L->listeners));
     if (L->timers == NULL || L->accept_ctxs == NULL || L->listeners == NULL)
         return -1;
     for (size_t i = 0; i < n; i++) {
         L->accept_ctxs[i] = (h2o_accept_ctx_t){.ctx = &L->ctx, .hosts = conf.main_hosts, .ssl_ctx = conf.tls[i]};
-        L->listeners[L->n_listeners++] = listen_on(L, L->setup_fds[i]);
+        L->listeners[L->n_listeners++] = listen_on(L, L->setup_fds[i], &L->accept_ctxs[i]);
     }
     L->n_main_listeners = n;
+    for (size_t k = (size_t)L->index; k < conf.n_extra; k += (size_t)n_loops)
+        L->listeners[L->n_listeners++] = listen_on(L, conf.extra[k].fd, &L->accept_ctxs[conf.extra[k].listener]);
     L->admin_accept_ctx = (h2o_accept_ctx_t){.ctx = &L->ctx, .hosts = conf.admin_hosts};
     if (L->index == 0 && conf.admin_fd >= 0)
-        L->listeners[L->n_listeners++] = listen_on(L, conf.admin_fd);
+        L->listeners[L->n_listeners++] = listen_on(L, conf.admin_fd, &L->admin_accept_ctx);
     L->max_connections = conf.max_connections;
     weft_timers_add(L->timers, &L->tick, 100, on_tick);
     for (int i = 0; i < n_hooks; i++)

@@ -49,7 +49,7 @@ typedef struct weft_loop {
     /* The loop's own business. */
     h2o_accept_ctx_t *accept_ctxs;     /* one per main listener (its TLS context differs) */
     h2o_accept_ctx_t admin_accept_ctx; /* loop 0 only */
-    h2o_socket_t **listeners;          /* main listeners first, then the admin one (loop 0) */
+    h2o_socket_t **listeners;          /* main listeners first, then any handed over beyond them, then the admin one (loop 0) */
     size_t n_listeners, n_main_listeners;
     h2o_multithread_queue_t *queue;
     h2o_multithread_receiver_t receiver;
@@ -134,6 +134,10 @@ typedef struct weft_loops_conf {
     int admin_fd;              /* -1: none; served by loop 0 */
     const int *fds;            /* n_loops × n_listen SO_REUSEPORT sockets, loop-major */
     size_t n_listen;
+    /* Sockets handed over beyond the loops' own (core/listener.h): loop t
+     * accepts on extra[k] for every k % n_loops == t as well. */
+    const struct weft_listen_extra *extra;
+    size_t n_extra;
     SSL_CTX *const *tls;       /* per listener, NULL for plain */
     size_t max_connections;    /* for the whole process */
     const int *proxy_protocol; /* per listener: a PROXY header first (core/proxyproto.h); NULL: none */

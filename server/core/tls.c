@@ -7,6 +7,18 @@
 
 #include "base/h2o_glue.h"
 
+/* TLS 1.2's suites unless `tls.ciphers` says otherwise: Mozilla's
+ * "intermediate" profile's forward-secret AEAD suites. OpenSSL's own default
+ * also offers CBC suites (ECDHE-*-AES*-SHA, -SHA256/384), whose MAC-then-
+ * encrypt construction is the reason for Lucky13-style padding oracles;
+ * every client that speaks TLS 1.2 has GCM or ChaCha20-Poly1305. The
+ * profile's DHE suites are left out: they need DH parameters and are slower
+ * than ECDHE for no client that lacks ECDHE. TLS 1.3's suites (all AEAD)
+ * stay OpenSSL's. */
+#define DEFAULT_TLS12_CIPHERS                                                                                          \
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"                         \
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+
 /* OpenSSL's error queue, as one line, for the operator. */
 static void openssl_reason(char *buf, size_t size)
 {
@@ -35,6 +47,13 @@ SSL_CTX *weft_tls_context(const weft_config *cfg, const weft_listen_cfg *l, weft
     SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_RENEGOTIATION);
     errno = 0;
     ERR_clear_error();
+    if (t->ciphers == NULL && SSL_CTX_set_cipher_list(ctx, DEFAULT_TLS12_CIPHERS) != 1) {
+        openssl_reason(why, sizeof(why));
+        weft_errors_add(errs, "%s:%d: listen %s:%u: this OpenSSL offers none of weft's default TLS 1.2 ciphers (%s): "
+                        "set tls.ciphers",
+                        cfg->path, l->line, l->host, l->cfg_port, why);
+        goto fail;
+    }
     if (t->ciphers != NULL && SSL_CTX_set_cipher_list(ctx, t->ciphers) != 1) {
         openssl_reason(why, sizeof(why));
         weft_errors_add(errs, "%s:%d: listen %s:%u: tls.ciphers '%s' selects no usable cipher: %s", cfg->path,

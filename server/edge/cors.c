@@ -82,11 +82,15 @@ static int is_our_preflight(h2o_req_t *req)
            find(&req->headers, H2O_TOKEN_ACCESS_CONTROL_REQUEST_METHOD) != NULL;
 }
 
-void weft_edge_cors_apply(h2o_req_t *req, const weft_cors_cfg *c)
+void weft_edge_cors_apply(h2o_req_t *req, const weft_cors_cfg *c, int refused_preflight)
 {
-    if (!is_our_preflight(req))
+    if (refused_preflight || !is_our_preflight(req))
         drop_cors_headers(&req->res.headers);
     vary_origin(req, c);
+    /* A refused preflight says nothing about the origin: a browser that
+     * fails it shows the page no more than it would without the headers. */
+    if (refused_preflight)
+        return;
     const h2o_iovec_t *origin = find(&req->headers, H2O_TOKEN_ORIGIN);
     if (origin == NULL || !origin_allowed(c, origin))
         return;
@@ -115,12 +119,7 @@ static int headers_allowed(const weft_cors_cfg *c, const h2o_iovec_t *v)
     return 1;
 }
 
-static void refuse(h2o_req_t *req, const char *why)
-{
-    weft_respond_text(req, 403, why);
-}
-
-const weft_route_cfg *weft_edge_cors_preflight_route(h2o_req_t *req, const weft_router *router, const char *path,
+struct weft_route *weft_edge_cors_preflight_route(h2o_req_t *req, const weft_router *router, const char *path,
                                                     size_t len)
 {
     const h2o_iovec_t *method = find(&req->headers, H2O_TOKEN_ACCESS_CONTROL_REQUEST_METHOD);
@@ -132,28 +131,27 @@ const weft_route_cfg *weft_edge_cors_preflight_route(h2o_req_t *req, const weft_
     weft_router_match(router, path, len, weft_method_bit(method->base, method->len), &m);
     if (m.status != 200 || m.prefix) /* a prefix is a static route: no weft_route, no cors */
         return NULL;
-    const weft_route_cfg *route = ((const weft_route *)m.route)->cfg;
-    return route->cors != NULL ? route : NULL;
+    weft_route *route = m.route;
+    return route->cfg->cors != NULL ? route : NULL;
+}
+
+const char *weft_edge_cors_preflight_refusal(h2o_req_t *req, const weft_cors_cfg *c)
+{
+    const h2o_iovec_t *origin = find(&req->headers, H2O_TOKEN_ORIGIN);
+    const h2o_iovec_t *method = find(&req->headers, H2O_TOKEN_ACCESS_CONTROL_REQUEST_METHOD);
+    const h2o_iovec_t *asked = find(&req->headers, H2O_TOKEN_ACCESS_CONTROL_REQUEST_HEADERS);
+    if (!origin_allowed(c, origin))
+        return "CORS preflight refused: this origin is not in the route's cors.origins";
+    if (!(weft_method_bit(method->base, method->len) & c->methods))
+        return "CORS preflight refused: the method is not in the route's cors.methods";
+    if (asked != NULL && !headers_allowed(c, asked))
+        return "CORS preflight refused: a requested header is not in the route's cors.headers";
+    return NULL;
 }
 
 void weft_edge_cors_preflight(h2o_req_t *req, const weft_cors_cfg *c)
 {
-    const h2o_iovec_t *origin = find(&req->headers, H2O_TOKEN_ORIGIN);
-    const h2o_iovec_t *method = find(&req->headers, H2O_TOKEN_ACCESS_CONTROL_REQUEST_METHOD);
-    unsigned bit = weft_method_bit(method->base, method->len);
     const h2o_iovec_t *asked = find(&req->headers, H2O_TOKEN_ACCESS_CONTROL_REQUEST_HEADERS);
-    if (!origin_allowed(c, origin)) {
-        refuse(req, "CORS preflight refused: this origin is not in the route's cors.origins");
-        return;
-    }
-    if (!(bit & c->methods)) {
-        refuse(req, "CORS preflight refused: the method is not in the route's cors.methods");
-        return;
-    }
-    if (asked != NULL && !headers_allowed(c, asked)) {
-        refuse(req, "CORS preflight refused: a requested header is not in the route's cors.headers");
-        return;
-    }
     req->res.status = 204;
     req->res.reason = weft_reason_phrase(204);
     /* The route's prefilter runs weft_edge_cors_apply at set-up: it adds the

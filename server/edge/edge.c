@@ -6,25 +6,28 @@
  */
 #include "edge/edge.h"
 
+#include "request/respond.h"
+
 
 typedef struct route_prefilter {
     h2o_req_prefilter_t super;
     const weft_route_cfg *route;
     const weft_config *cfg;
+    int preflight_refused; /* weft's 403 to a CORS preflight */
 } route_prefilter;
 
 /* Top-level rules first, then the route's (a route's `set` wins), then CORS,
  * which has the last word on Access-Control-*, then compression, which sees
  * the final Content-Type and Content-Encoding. */
 static h2o_ostream_t **apply(h2o_req_t *req, h2o_ostream_t **slot, const weft_route_cfg *route,
-                             const weft_config *cfg)
+                             const weft_config *cfg, int preflight_refused)
 {
     if (cfg->headers != NULL)
         weft_edge_headers_apply(req, cfg->headers);
     if (route != NULL && route->headers != NULL)
         weft_edge_headers_apply(req, route->headers);
     if (route != NULL && route->cors != NULL)
-        weft_edge_cors_apply(req, route->cors);
+        weft_edge_cors_apply(req, route->cors, preflight_refused);
     const weft_compress_cfg *c = route != NULL && route->compress != NULL ? route->compress : cfg->compress;
     if (c != NULL && c->n_algs > 0)
         slot = weft_edge_compress_setup(req, c, cfg->limits.max_compressing_responses, slot);
@@ -34,7 +37,7 @@ static h2o_ostream_t **apply(h2o_req_t *req, h2o_ostream_t **slot, const weft_ro
 static void on_route_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 {
     route_prefilter *p = (route_prefilter *)self;
-    slot = apply(req, slot, p->route, p->cfg);
+    slot = apply(req, slot, p->route, p->cfg, p->preflight_refused);
     h2o_setup_next_prefilter(self, req, slot);
 }
 
@@ -46,23 +49,34 @@ static int has_route(h2o_req_t *req)
     return 0;
 }
 
-void weft_edge_route(h2o_req_t *req, const weft_route_cfg *route, const weft_config *cfg)
+static route_prefilter *attach(h2o_req_t *req, const weft_route_cfg *route, const weft_config *cfg)
 {
     if (has_route(req))
-        return;
+        return NULL;
     /* Nothing to do for this route: the path filter covers the top level. */
     if (route->headers == NULL && route->cors == NULL && route->compress == NULL)
-        return;
+        return NULL;
     route_prefilter *p = (route_prefilter *)h2o_add_prefilter(req, H2O_ALIGNOF(*p), sizeof(*p));
-    p->super.on_setup_ostream = on_route_setup;
-    p->route = route;
-    p->cfg = cfg;
+    *p = (route_prefilter){.super.on_setup_ostream = on_route_setup, .route = route, .cfg = cfg};
+    return p;
+}
+
+void weft_edge_route(h2o_req_t *req, const weft_route_cfg *route, const weft_config *cfg)
+{
+    (void)attach(req, route, cfg);
 }
 
 void weft_edge_preflight(h2o_req_t *req, const weft_route_cfg *route, const weft_config *cfg)
 {
-    weft_edge_route(req, route, cfg);
-    weft_edge_cors_preflight(req, route->cors);
+    route_prefilter *p = attach(req, route, cfg);
+    const char *why = weft_edge_cors_preflight_refusal(req, route->cors);
+    if (why == NULL) {
+        weft_edge_cors_preflight(req, route->cors);
+        return;
+    }
+    if (p != NULL)
+        p->preflight_refused = 1;
+    weft_respond_text(req, 403, why);
 }
 
 /* Answers no route's prefilter took: 404, 405, 414, 400, the built-in
@@ -77,7 +91,7 @@ static void on_path_setup(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **sl
     (void)self;
     const weft_config *cfg = has_route(req) ? NULL : serving_config();
     if (cfg != NULL)
-        slot = apply(req, slot, NULL, cfg);
+        slot = apply(req, slot, NULL, cfg, 0);
     h2o_setup_next_ostream(req, slot);
 }
 

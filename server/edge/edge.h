@@ -17,6 +17,8 @@
 #include "config/config.h"
 #include "config/router.h"
 
+struct weft_route;
+
 /** Start-up: the filter for answers no route claimed, on the main host's path. */
 void weft_edge_register(h2o_pathconf_t *path, const weft_config *(*serving)(void));
 
@@ -29,9 +31,10 @@ void weft_edge_route(h2o_req_t *req, const weft_route_cfg *route, const weft_con
 
 /**
  * A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method)
- * for `route`, which has `cors` (weft_edge_cors_preflight_route found it):
- * answered here without the plugin (204, or 403 with no CORS headers for an
- * origin, method or header not allowed).
+ * for `route`, which has `cors` (weft_edge_cors_preflight_route found it)
+ * and whose rate limit let it through: answered here without the plugin
+ * (204, or 403 with no Access-Control-* header for an origin, method or
+ * header not allowed; the route's other header rules apply to both).
  */
 void weft_edge_preflight(h2o_req_t *req, const weft_route_cfg *route, const weft_config *cfg);
 
@@ -44,11 +47,14 @@ int weft_edge_refuse_origin(h2o_req_t *req, const weft_route_cfg *route);
 
 /* The pieces (edge/headers.c, edge/cors.c, edge/compress.c). */
 void weft_edge_headers_apply(h2o_req_t *req, const weft_headers_cfg *h);
-void weft_edge_cors_apply(h2o_req_t *req, const weft_cors_cfg *c);
+/** `refused_preflight`: weft refused the request as a preflight (403): no Access-Control-* at all. */
+void weft_edge_cors_apply(h2o_req_t *req, const weft_cors_cfg *c, int refused_preflight);
 /** The plugin route with `cors` a preflight request is for, or NULL when it is not one (a static route has no `cors`). */
-const weft_route_cfg *weft_edge_cors_preflight_route(h2o_req_t *req, const weft_router *router, const char *path,
-                                                    size_t len);
-/** Answers the preflight for `c` (the route's prefilter already attached). */
+struct weft_route *weft_edge_cors_preflight_route(h2o_req_t *req, const weft_router *router, const char *path,
+                                                  size_t len);
+/** Why `c` refuses this preflight (the 403's text), or NULL when it allows it. */
+const char *weft_edge_cors_preflight_refusal(h2o_req_t *req, const weft_cors_cfg *c);
+/** Answers the allowed preflight for `c` with 204 (the route's prefilter already attached). */
 void weft_edge_cors_preflight(h2o_req_t *req, const weft_cors_cfg *c);
 /**
  * Sets the answer up for compression when it qualifies and fewer than `max`

@@ -259,6 +259,12 @@ static int body_pause_ms(const weft_config *cfg) { return cfg->limits.request_ti
  * the rest is never read (weft_respond_text abandons it). */
 static void early(h2o_req_t *req, int status, const char *message) { weft_respond_text(req, status, message); }
 
+static weft_ratelimit_route plugin_limit(weft_route *route)
+{
+    return (weft_ratelimit_route){.path = route->cfg->path, .kind = WEFT_RL_KIND_PLUGIN,
+                                  .cfg = &route->cfg->rate_limit, .limiter = weft_ratelimit_slot(route)};
+}
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     weft_loop *L = weft_loop_current;
@@ -295,12 +301,21 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         early(req, 400, "bad request target: an encoded NUL (%00) or a path above the root");
         return 0;
     }
-    const weft_route_cfg *preflight =
+    weft_admit ad = {.loop = L, .conn = conn, .key = client.key,
+                     .table_capacity = (size_t)g->cfg->limits.rate_limit_clients};
+    weft_route *preflight =
         method_bit == WEFT_M_OPTIONS ? weft_edge_cors_preflight_route(req, g->router, norm, (size_t)norm_len) : NULL;
     if (preflight != NULL) {
-        weft_trace_answer_route(at, preflight->path, "weft");
+        weft_trace_answer_route(at, preflight->cfg->path, "weft");
         weft_body_abandon(req); /* a preflight's body, if it has one, is not read */
-        weft_edge_preflight(req, preflight, g->cfg);
+        /* A preflight takes a token of the route it asks about: answering
+         * them unmetered would leave an endpoint open to a flood of them. */
+        ad.limit = plugin_limit(preflight);
+        int refused = weft_http_admit(req, &ad, WEFT_ADMIT_RATE);
+        if (refused != 0)
+            early(req, refused, ad.why);
+        else
+            weft_edge_preflight(req, preflight->cfg, g->cfg);
         return 0;
     }
     weft_match m;
@@ -319,8 +334,6 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         early(req, 405, "method not allowed for this path");
         return 0;
     }
-    weft_admit ad = {.loop = L, .conn = conn, .key = client.key,
-                     .table_capacity = (size_t)g->cfg->limits.rate_limit_clients};
     if (m.prefix) { /* only static routes are prefixes */
         weft_static_route *sr = m.route;
         ad.limit = weft_http_static_limit(sr);
@@ -335,8 +348,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
     weft_route *route = m.route;
-    ad.limit = (weft_ratelimit_route){.path = route->cfg->path, .kind = WEFT_RL_KIND_PLUGIN, .cfg = &route->cfg->rate_limit,
-                                      .limiter = weft_ratelimit_slot(route)};
+    ad.limit = plugin_limit(route);
     weft_trace_answer_route(at, route->cfg->path, "weft");
     /* Rate limits before anything else is spent on the request. */
     int refused = weft_http_admit(req, &ad, WEFT_ADMIT_RATE);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ops/accesslog.h"
+#include "core/listener.h"
 #include "process/handover.h"
 #include "process/hold.h"
 #include "process/outcome.h"
@@ -258,6 +259,8 @@ int weft_control_run(void)
     if (weft_handover_is_child()) {
         if (weft_handover_child_ready() != 0)
             return SIGTERM;
+        /* Only now: a new process that failed would have left the old one's loops without new connections. */
+        weft_listeners_steer();
         if (pid_file != NULL && write_pid_file(pid_file) == 0)
             weft_handover_outcome_init(pid_file);
     }

@@ -48,6 +48,8 @@ static struct {
     h2o_hostconf_t *admin_hosts[2];
     weft_generation *first; /* what each loop serves when it starts */
     int *passed;            /* every listening socket, for a hand-over (the loops own them) */
+    weft_listen_extra *extra; /* sockets handed over beyond the loops' own (the loops own them too) */
+    size_t n_extra;
 } proc;
 
 /* Each loop holds a reference to the generation it serves (swapped by reload/). */
@@ -160,6 +162,11 @@ static int fail_bound(int *fds, size_t n, int admin_fd)
     if (admin_fd >= 0)
         close(admin_fd);
     free(fds);
+    for (size_t k = 0; k < proc.n_extra; k++)
+        close(proc.extra[k].fd);
+    free(proc.extra);
+    proc.extra = NULL;
+    proc.n_extra = 0;
     return 1;
 }
 
@@ -197,7 +204,7 @@ int weft_server_run(weft_generation *gen)
     int *fds = NULL;
     size_t n_fds = (size_t)n * cfg->n_listen;
     raise_fd_limit(cfg);
-    if (weft_listeners_bind(cfg, n, &fds) != 0)
+    if (weft_listeners_bind(cfg, n, &fds, &proc.extra, &proc.n_extra) != 0)
         return 1;
     if (cfg->admin.enabled && weft_listeners_bind_admin(cfg, &admin_fd) != 0 && !cfg->admin.is_default)
         return fail_bound(fds, n_fds, -1);
@@ -224,6 +231,8 @@ int weft_server_run(weft_generation *gen)
                           .admin_fd = admin_fd,
                           .fds = fds,
                           .n_listen = cfg->n_listen,
+                          .extra = proc.extra,
+                          .n_extra = proc.n_extra,
                           .tls = (SSL_CTX *const *)gen->tls,
                           .max_connections = (size_t)cfg->limits.max_connections};
     int proxied[cfg->n_listen + 1]; /* listen[].proxy_protocol: copied by weft_loops_start */
@@ -238,16 +247,23 @@ int weft_server_run(weft_generation *gen)
     weft_generation_start_timers(gen);
     weft_listeners_announce(cfg, fds);
     /* What a SIGUSR2 hands to the next process: the loops close them only when they stop. */
-    proc.passed = malloc((n_fds + 1) * sizeof(int));
+    proc.passed = malloc((n_fds + proc.n_extra + 1) * sizeof(int));
     if (proc.passed == NULL)
         weft_fatal("out of memory");
-    /* Address-major, as the next process claims them: each address's loops in order. */
-    for (size_t i = 0; i < cfg->n_listen; i++)
+    /* Address-major, as the next process claims them: each address's loops
+     * in order, then the sockets beyond them in the order they came (the
+     * order of their SO_REUSEPORT group, which the next one steers by). */
+    size_t np = 0;
+    for (size_t i = 0; i < cfg->n_listen; i++) {
         for (int t = 0; t < n; t++)
-            proc.passed[i * (size_t)n + (size_t)t] = fds[(size_t)t * cfg->n_listen + i];
+            proc.passed[np++] = fds[(size_t)t * cfg->n_listen + i];
+        for (size_t k = 0; k < proc.n_extra; k++)
+            if (proc.extra[k].listener == i)
+                proc.passed[np++] = proc.extra[k].fd;
+    }
     if (admin_fd >= 0)
-        proc.passed[n_fds] = admin_fd;
-    weft_handover_set_listeners(proc.passed, n_fds + (admin_fd >= 0));
+        proc.passed[np++] = admin_fd;
+    weft_handover_set_listeners(proc.passed, np);
     free(fds);
     weft_log_info("weft %s serving %zu route(s) from %zu plugin(s) on %d event loop thread(s)", WEFT_VERSION,
                   gen->n_routes, gen->n_modules, n);
@@ -273,6 +289,9 @@ int weft_server_run(weft_generation *gen)
     weft_control_cleanup();
     free(proc.passed);
     proc.passed = NULL;
+    free(proc.extra);
+    proc.extra = NULL;
+    proc.n_extra = 0;
     h2o_config_dispose(&proc.h2o);
     weft_accesslog_close();
     weft_module_cleanup();

@@ -2,7 +2,8 @@
  * Access-Control-* on actual answers of allowed origins only (the plugin's
  * own dropped), Vary: Origin, credentials, "*", WebSocket handshakes from
  * other origins refused, under every policy, over HTTP/1.1 and HTTP/2;
- * refusals at config time with FILE:LINE. */
+ * preflights under the route's rate limit; refusals at config time with
+ * FILE:LINE. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <poll.h>
@@ -26,7 +27,9 @@ static const char *conf_text =
     "routes = (\n" WT_EACH_POLICY("/api", "typed", CORS_API) ",\n"
     "  { path = \"/open\"; plugin = \"typed\"; dispatch = \"reactive\"; cors = { origins = \"*\"; headers = \"*\"; }; },\n"
     "  { path = \"/chat\"; plugin = \"chat\"; dispatch = \"reactive\"; cors = { origins = [\"" APP "\"]; }; },\n"
-    "  { path = \"/nocors\"; plugin = \"typed\"; dispatch = \"reactive\"; }\n"
+    "  { path = \"/nocors\"; plugin = \"typed\"; dispatch = \"reactive\"; },\n"
+    "  { path = \"/limited\"; plugin = \"typed\"; dispatch = \"reactive\"; cors = { origins = [\"" APP "\"]; credentials = true; };\n"
+    "    rate_limit = { per = \"route\"; requests = 2; per_s = 86400; }; }\n"
     ");\n";
 
 static wt_server srv;
@@ -103,8 +106,8 @@ ParameterizedTest(pp *p, cors, a_preflight_outside_the_rules_is_refused)
         cr_assert_eq(send_req("OPTIONS", path, cases[i], p->http2, &r), 0);
         cr_assert_eq(r.status, 403, "case %d: %ld %s", i, r.status, r.body);
         cr_assert(strstr(r.body, why[i]) != NULL, "%s", r.body);
-        if (i == 0 || i == 3)
-            expect_no_cors(&r);
+        /* An allowed origin asking for the wrong method or header too. */
+        expect_no_cors(&r);
         wt_resp_free(&r);
     }
 }
@@ -160,6 +163,35 @@ Test(cors, any_origin_and_routes_without_cors)
     cr_assert_eq(r.status, 200);
     cr_assert_str_eq(hv(&r, "access-control-allow-origin"), "plugin");
     wt_resp_free(&r);
+}
+
+/* Two tokens a day: a preflight, a refused preflight, then the 429 for
+ * preflights and actual requests alike. */
+Test(cors, preflights_take_tokens_of_the_routes_rate_limit)
+{
+    const char *ok[] = {"Origin: " APP, "Access-Control-Request-Method: GET", NULL};
+    const char *no[] = {"Origin: " APP, "Access-Control-Request-Method: GET",
+                        "Access-Control-Request-Headers: x-secret", NULL};
+    wt_resp r;
+    cr_assert_eq(send_req("OPTIONS", "/limited", ok, 0, &r), 0);
+    cr_assert_eq(r.status, 204, "%ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(send_req("OPTIONS", "/limited", no, 1, &r), 0);
+    cr_assert_eq(r.status, 403, "%ld %s", r.status, r.body);
+    expect_no_cors(&r);
+    wt_resp_free(&r);
+    for (int h2 = 0; h2 < 2; h2++) {
+        cr_assert_eq(send_req("OPTIONS", "/limited", ok, h2, &r), 0);
+        cr_assert_eq(r.status, 429, "h2=%d: %ld %s", h2, r.status, r.body);
+        cr_assert(hv(&r, "retry-after") != NULL, "%s", r.headers);
+        expect_no_cors(&r);
+        wt_resp_free(&r);
+    }
+    const char *actual[] = {"Origin: " APP, NULL};
+    cr_assert_eq(send_req("GET", "/limited", actual, 0, &r), 0);
+    cr_assert_eq(r.status, 429, "the preflights took the route's tokens: %ld %s", r.status, r.body);
+    wt_resp_free(&r);
+    cr_assert_eq(wt_metric(&srv, "weft_rate_limited_total{route=\"/limited\",kind=\"plugin\"}"), 3);
 }
 
 /* The status line of a WebSocket handshake (101 keeps the socket open). */

@@ -1,5 +1,5 @@
-/* TLS listeners: HTTPS over HTTP/1.1 and HTTP/2 (ALPN), key checks, and
- * certificate rotation on reload. Certificates are made here, never committed. */
+/* TLS listeners: HTTPS over HTTP/1.1 and HTTP/2 (ALPN), key checks,
+ * certificate rotation on reload, the default TLS 1.2 suites. Certificates are made here, never committed. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include "harness.h"
 
 static wt_server srv;
-static int tls_port;
+static int tls_port, cbc_port; /* the default TLS listener; one with tls.ciphers naming a CBC suite */
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
@@ -59,7 +59,9 @@ static void setup(void)
     snprintf(conf, sizeof(conf),
              "threads = 2; admin = false;\n"
              "listen = ( \"127.0.0.1:0\", { address = \"127.0.0.1:0\"; tls = { certificate = \"server.crt\"; key = "
-             "\"server.key\"; }; } );\n"
+             "\"server.key\"; }; },\n"
+             "  { address = \"127.0.0.1:0\"; tls = { certificate = \"server.crt\"; key = \"server.key\";\n"
+             "    ciphers = \"ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256\"; }; } );\n"
              "routes = (" WT_HELLO_ROUTE ",\n"
              "          { path = \"/slow\"; plugin = \"delay\"; dispatch = \"coroutine\"; options = { ms = 1500; }; });\n");
     wt_start(&srv, conf);
@@ -67,6 +69,9 @@ static void setup(void)
     const char *p = strstr(log, "listening on https://127.0.0.1:");
     cr_assert_not_null(p, "%s", log);
     tls_port = atoi(p + strlen("listening on https://127.0.0.1:"));
+    p = strstr(p + 1, "listening on https://127.0.0.1:");
+    cr_assert_not_null(p, "%s", log);
+    cbc_port = atoi(p + strlen("listening on https://127.0.0.1:"));
     free(log);
 }
 
@@ -88,6 +93,41 @@ Test(tls, https_over_http1_and_http2)
     out = capture("curl -s -v --http2-prior-knowledge http://127.0.0.1:%d/hello 2>&1", srv.port);
     cr_assert(strstr(out, "HTTP/2 200") != NULL, "%s", out);
     free(out);
+    wt_finish(&srv);
+}
+
+/* The suite a TLS 1.2 handshake offering only `cipher` got ("(NONE)" when refused). */
+static char *tls12_with(int port, const char *cipher)
+{
+    return capture("openssl s_client -connect 127.0.0.1:%d -tls1_2 -cipher %s </dev/null 2>&1 | "
+                   "sed -n 's/.*, Cipher is \\(.*\\)/\\1/p' | head -1 | tr -d '\\n'",
+                   port, cipher);
+}
+
+/* OpenSSL's own default offers CBC suites (MAC-then-encrypt, Lucky13);
+ * weft's default is the AEAD ones, and tls.ciphers still decides. */
+Test(tls, tls12_offers_only_aead_suites_unless_tls_ciphers_says_otherwise)
+{
+    static const char *const cbc[] = {"ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA", "ECDHE-RSA-AES128-SHA256",
+                                      "ECDHE-RSA-AES256-SHA384", "AES128-SHA", "AES128-GCM-SHA256"};
+    static const char *const aead[] = {"ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384",
+                                       "ECDHE-RSA-CHACHA20-POLY1305"};
+    for (size_t i = 0; i < sizeof(cbc) / sizeof(cbc[0]); i++) {
+        char *got = tls12_with(tls_port, cbc[i]);
+        cr_assert_str_eq(got, "(NONE)", "%s is not offered by default (got '%s')", cbc[i], got);
+        free(got);
+    }
+    for (size_t i = 0; i < sizeof(aead) / sizeof(aead[0]); i++) {
+        char *got = tls12_with(tls_port, aead[i]);
+        cr_assert_str_eq(got, aead[i]);
+        free(got);
+    }
+    char *got = tls12_with(cbc_port, "ECDHE-RSA-AES128-SHA");
+    cr_assert_str_eq(got, "ECDHE-RSA-AES128-SHA", "tls.ciphers overrides the default");
+    free(got);
+    got = tls12_with(cbc_port, "ECDHE-RSA-CHACHA20-POLY1305");
+    cr_assert_str_eq(got, "(NONE)", "and only what it names: '%s'", got);
+    free(got);
     wt_finish(&srv);
 }
 
