@@ -299,7 +299,11 @@ Test(await_records, a_lock_granted_as_its_waiter_is_withdrawn_is_held_then_given
 
 /* ---- a streamed body, part by part: the test plays h2o's side ---- */
 
-static h2o_req_t *fake; /* a request without a connection: its parts are what the test hands write_req.cb */
+/* A request on a connection that is only its loop's context: its parts are
+ * what the test hands write_req.cb, and its pool holds what weft leaves h2o
+ * when a withdrawn request abandons its body (request/body.c's sink). */
+static h2o_req_t *fake;
+static weft_h2o_tcp_conn fake_conn;
 static int asks;        /* proceed_req calls: the handler asked for the next part */
 
 static void fake_proceed(h2o_req_t *req, const char *errstr)
@@ -350,6 +354,9 @@ static void release_body(weft_req *r, void *data)
 static void attach_and_start(void *arg)
 {
     (void)arg;
+    fake_conn = (weft_h2o_tcp_conn){.super = {.ctx = &weft_loop_current->ctx}};
+    fake->conn = &fake_conn.super;
+    h2o_mem_init_pool(&fake->pool);
     fake->proceed_req = fake_proceed;
     fake->entity = h2o_iovec_init("", 0);
     cr_assert_eq(weft_body_attach(victim, fake, 1 << 20, 0), 0);
@@ -369,6 +376,20 @@ static void deliver(void *arg)
         fake->entity = h2o_iovec_init("x", 1);
         fake->write_req.cb(fake->write_req.ctx, p->end && i == p->n);
     }
+}
+
+/* As h2o frees a request: its pool, the sink's stop timer with it. */
+static void free_fake(void *arg)
+{
+    (void)arg;
+    h2o_mem_clear_pool(&fake->pool);
+}
+
+static void stop_reader(void)
+{
+    wt_on_loop(0, free_fake, NULL);
+    wt_loops_stop();
+    free(fake);
 }
 
 static void start_reader(void)
@@ -392,8 +413,7 @@ Test(await_records, reads_of_a_streamed_body_part_by_part_reuse_one_record)
     snprintf(want, sizeof(want), "rc=0 parts=%d grew=0", PARTS);
     cr_assert_str_eq(d[0].body, want, "%d parts, each read from the last one's callback: %s", PARTS, d[0].body);
     cr_assert_eq(asks, PARTS - 1, "the handler asked for each part after the first");
-    wt_loops_stop();
-    free(fake);
+    stop_reader();
 }
 
 static void withdraw(void *arg)
@@ -413,8 +433,7 @@ static void check_withdrawn_read(int reason)
     char want[64];
     snprintf(want, sizeof(want), "rc=%d parts=3 grew=0", WEFT_CANCELLED);
     cr_assert_str_eq(d[0].body, want);
-    wt_loops_stop();
-    free(fake);
+    stop_reader();
 }
 
 Test(await_records, a_withdrawn_body_read_gives_back_its_record) { check_withdrawn_read(WEFT_CANCEL_CLIENT); }
