@@ -194,6 +194,16 @@ fi
 tmp=$(mktemp -d /tmp/weft-check-systemd.XXXXXX)
 pass
 
+# README.md's short install path is the one a reader follows first: it must
+# be made of docs/INSTALL.md's commands, which the walk below runs as written
+# (its `systemctl enable --now weft` included), or it is untested.
+install_md=$src/docs/INSTALL.md
+step "README.md's install commands are docs/INSTALL.md's, which this stage runs"
+untested=$(doc_untested_in "$src/README.md" "## Installing with apt")
+[ -n "$(doc_commands "## Installing with apt" "$src/README.md")" ] || fail "README.md has no sh commands under '## Installing with apt'"
+[ -z "$untested" ] || fail "README.md's install block has command(s) docs/INSTALL.md does not, so no stage runs them: $untested"
+pass
+
 # ---- the packages ---------------------------------------------------------------
 
 if [ "$suite" = bookworm ]; then
@@ -351,7 +361,6 @@ pass
 
 # ---- docs/INSTALL.md, as written ----------------------------------------------------
 
-install_md=$src/docs/INSTALL.md
 
 conf=/etc/weft/weft.conf
 dropdir=/usr/local/lib/weft/plugins
@@ -400,7 +409,9 @@ caps=$(cin sh -c "grep -E '^Cap(Eff|Prm|Bnd):' /proc/$main_pid/status" | awk '{p
 [ "$caps" = "0000000000000000 " ] || fail "weft has capabilities: $caps"
 [ "$(cin sh -c "sed -n 's/^NoNewPrivs:[[:space:]]*//p' /proc/$main_pid/status")" = 1 ] || fail "weft runs without NoNewPrivs"
 [ "$sockets" -eq 0 ] || [ "$(unit_prop ActiveState weft.socket)" = active ] ||
-  fail "weft.socket is $(unit_prop ActiveState weft.socket) after INSTALL.md §4 (it should be enabled and started with the service)"
+  fail "weft.socket is $(unit_prop ActiveState weft.socket) after INSTALL.md §4's enable --now weft (weft.service wants it, ordered before itself)"
+[ "$sockets" -eq 0 ] || [ "$(unit_prop UnitFileState weft.socket)" = enabled ] ||
+  fail "weft.socket is $(unit_prop UnitFileState weft.socket) after INSTALL.md §4's enable --now weft (Also=weft.socket in weft.service)"
 if [ "$sockets" -eq 1 ]; then
   for a in 0.0.0.0 :: ; do
     cin journalctl -u weft -b --no-pager -o cat | grep -q "listen\[[0-9]\]: $a port 8080 is the socket systemd passed" ||
@@ -566,20 +577,31 @@ pass
 
 
 if [ "$sockets" -eq 1 ]; then
-  # What the socket is for, and proof that the count below can fail: with
-  # weft.socket stopped weft binds the addresses itself, and each restart
-  # refuses connections while no process listens.
-  step "without weft.socket, 3 restarts under wrk -c50 refuse connections (the counter sees them)"
+  # What the socket is for, and proof that the count below can fail:
+  # without weft.socket weft binds the addresses itself, and each restart
+  # refuses connections while no process listens. Masked, as INSTALL.md says
+  # to run without it (weft.service only wants it; stopped alone, the next
+  # start of weft would start it again).
+  step "without weft.socket (masked), 3 restarts under wrk -c50 refuse connections (the counter sees them)"
+  cin systemctl mask --runtime weft.socket >/dev/null 2>&1 || fail "systemctl mask --runtime weft.socket failed"
   cin systemctl stop weft.socket
-  cin systemctl restart weft || fail "weft does not restart with weft.socket stopped"
+  cin systemctl restart weft || fail "weft does not restart with weft.socket masked"
+  [ "$(unit_prop ActiveState weft.socket)" = inactive ] || fail "a masked weft.socket is $(unit_prop ActiveState weft.socket) after restart weft"
   restarts_under_load 3
   [ "$refused" -gt 0 ] || fail "3 restarts without weft.socket refused no connection: the count of refusals is broken"
+  cin systemctl unmask --runtime weft.socket >/dev/null 2>&1 || fail "systemctl unmask --runtime weft.socket failed"
   cin systemctl stop weft
-  cin systemctl start weft.socket weft || fail "weft.socket and weft do not start again"
   pass
 
-  step "10 restarts under wrk -c50 with weft.socket holding the listeners: 0 refused connections, 0 failed requests"
-  [ "$(unit_prop ActiveState weft.socket)" = active ] || fail "weft.socket is $(unit_prop ActiveState weft.socket)"
+  # What README.md's `enable --now weft` does to a stopped pair: `start
+  # weft` alone must bring the socket up first, and weft adopt it.
+  step "systemctl start weft alone starts weft.socket first; 10 restarts under wrk -c50: 0 refused connections, 0 failed requests"
+  c0=$(cursor)
+  cin systemctl start weft || { journal_tail; fail "weft does not start again"; }
+  [ "$(unit_prop ActiveState weft.socket)" = active ] ||
+    fail "weft.socket is $(unit_prop ActiveState weft.socket) after systemctl start weft (Wants=weft.socket in weft.service)"
+  since "$c0" | grep -q "listen\[[0-9]\]: 0.0.0.0 port 8080 is the socket systemd passed" ||
+    { since "$c0" | tail -n 20 >&2; fail "weft started by systemctl start weft did not adopt weft.socket's sockets"; }
   restarts_under_load 10
   [ "$refused" -eq 0 ] || fail "$refused connection(s) refused during the restarts"
   [ "$failures" -eq 0 ] || { cat "$tmp/wrk-restart.txt" >&2; fail "$failures request(s) failed during the restarts"; }
@@ -799,7 +821,9 @@ csh "sed -i -e 's|^admin = { listen = \"127.0.0.1:9901\"; };|admin = { listen = 
   -e 's|^  level = \"info\";|  level = \"info\"; format = \"json\";|' $conf"
 cin grep -q 'token_file = "credential:admin_token"' "$conf" || fail "could not set admin.token_file in $conf"
 cin grep -q 'format = "json"' "$conf" || fail "could not set log.format in $conf"
-# weft.socket holds 8080: stopped, so that weft binds PORT's 8081 itself.
+# weft.socket holds 8080: masked and stopped, so that weft binds PORT's 8081
+# itself (started, weft.service would start it again).
+cin systemctl mask --runtime weft.socket >/dev/null 2>&1 || fail "systemctl mask --runtime weft.socket failed"
 cin systemctl stop weft.socket weft
 cin systemctl daemon-reload
 c0=$(cursor)
@@ -819,6 +843,7 @@ cin rm -f /etc/systemd/system/weft.service.d/check-env.conf
 cin cp /root/weft/weft.conf.before-env "$conf"
 cin systemctl daemon-reload
 cin systemctl stop weft
+cin systemctl unmask --runtime weft.socket >/dev/null 2>&1 || fail "systemctl unmask --runtime weft.socket failed"
 cin systemctl start weft.socket weft || { journal_tail; fail "weft.socket and weft do not start again"; }
 expect "$http/hello" 200 hello
 pass

@@ -6,8 +6,9 @@
 # check-systemd.sh: inside the container) and may set doc_where (words for
 # the failure message). $tmp, fail and note are the caller's.
 
-# The ```sh commands of the section whose heading starts with $1 ("## 8."),
-# one per line: continuation lines joined, blank and comment lines dropped.
+# The ```sh commands of the section whose heading starts with $1 ("## 8.")
+# of $2 (default $install_md), one per line: continuation lines joined,
+# blank and comment lines dropped.
 doc_commands() {
   awk -v want="$1" '
     /^## / { inside = index($0, want) == 1; code = 0; next }
@@ -20,7 +21,18 @@ doc_commands() {
       if (line ~ /\\$/) { sub(/\\$/, "", line); cont = line; next }
       if (line == "" || line ~ /^#/) next
       print line
-    }' "$install_md"
+    }' "${2:-$install_md}"
+}
+# The commands of section $2 of $1 (README.md's "## Installing with apt")
+# that no section of docs/INSTALL.md ($install_md) has, trailing comments
+# aside: README's short path must be made of the guide's commands, which
+# the caller runs, so that following either is following what was tested.
+# Prints nothing when every one is there.
+doc_untested_in() {
+  doc_commands "## " "$install_md" | sed 's/[[:space:]]\{1,\}#.*$//' | sort -u >"$tmp/doc.tested"
+  doc_commands "$2" "$1" | sed 's/[[:space:]]\{1,\}#.*$//' | while IFS= read -r cmd; do
+    grep -qxF -- "$cmd" "$tmp/doc.tested" || printf '%s\n' "$cmd"
+  done
 }
 # Runs section $1's commands in directory $2, in order; commands matching
 # the ERE $3 are left to the caller; after a command matching the ERE $4 the
