@@ -2,28 +2,50 @@
 # pgbouncer.sh MODE COMMAND... — runs COMMAND (a test binary) through a real
 # PgBouncer (Debian's pgbouncer package) in pool mode MODE (transaction or
 # session), in front of the PostgreSQL that PGHOST/PGPORT name (the unix
-# socket of packaging/pgdev.sh's cluster).
+# socket of packaging/pgdev.sh's cluster). MODE transaction-prepared is
+# transaction mode with PgBouncer keeping protocol-level prepared statements
+# (max_prepared_statements, PgBouncer >= 1.21: Debian 13) and weft's named
+# ones (WT_DB_PREPARED=1: `prepared = true`); with an older PgBouncer it
+# says SKIP and exits 77.
 #
 # PgBouncer listens on 127.0.0.1 on a free port below the kernel's ephemeral
 # range (one the kernel hands out for port 0 could be taken by another
 # test's socket before PgBouncer binds it); COMMAND gets PGHOST/PGPORT
 # pointing at it, WT_DB_POOLER=MODE (tests/support/harness.c puts
-# `pooler = "MODE";` into each config's database group), and
-# WT_PG_DIRECT=HOST:PORT for a test that needs PostgreSQL itself. Besides
+# `pooler = "MODE";` into each config's database group),
+# WT_PGBOUNCER_VERSION (e.g. 1.18.0), and WT_PG_DIRECT=HOST:PORT for a test
+# that needs PostgreSQL itself. Besides
 # `weft` (the pool mode given), PgBouncer serves `weft_one`: the same
 # database through a single server connection in transaction mode, which
 # makes two clients' statements meet on one server connection every time.
 # Exit status: COMMAND's; 1 when PgBouncer cannot be started.
 set -eu
 
-[ $# -ge 2 ] || { echo "usage: $0 transaction|session COMMAND..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 transaction|session|transaction-prepared COMMAND..." >&2; exit 2; }
 mode=$1
 shift
-case $mode in transaction | session) ;; *) echo "pgbouncer.sh: unknown pool mode '$mode'" >&2; exit 2 ;; esac
+prepared=0
+case $mode in
+  transaction | session) ;;
+  transaction-prepared) mode=transaction prepared=1 ;;
+  *) echo "pgbouncer.sh: unknown pool mode '$mode'" >&2; exit 2 ;;
+esac
 command -v pgbouncer >/dev/null 2>&1 || {
   echo "pgbouncer.sh: pgbouncer is not installed (Debian package pgbouncer; packaging/install-deps.sh test)" >&2
   exit 1
 }
+version=$(pgbouncer --version | head -1 | cut -d' ' -f2)
+extra=
+if [ $prepared -eq 1 ]; then
+  major=${version%%.*}
+  minor=${version#*.}
+  minor=${minor%%.*}
+  if [ "$major" -lt 1 ] || { [ "$major" -eq 1 ] && [ "$minor" -lt 21 ]; }; then
+    echo "SKIP: pgbouncer.sh: PgBouncer $version keeps no prepared statements (max_prepared_statements came in 1.21)" >&2
+    exit 77
+  fi
+  extra="max_prepared_statements = 200"
+fi
 [ -n "${PGHOST:-}" ] || {
   echo "pgbouncer.sh: PGHOST is not set: start PostgreSQL first, e.g." >&2
   echo "  packaging/pgdev.sh start /tmp/wpg && eval \"\$(packaging/pgdev.sh env /tmp/wpg)\"" >&2
@@ -73,6 +95,7 @@ pool_mode = $mode
 max_client_conn = 2000
 default_pool_size = 40
 logfile = $dir/pgbouncer.log
+$extra
 INI
   [ -z "$as_user" ] || chown postgres "$dir/pgbouncer.ini"
   # shellcheck disable=SC2086
@@ -100,9 +123,10 @@ INI
   rm -f "$dir/pgbouncer.log"
 done
 
-echo "pgbouncer.sh: PgBouncer $(pgbouncer --version | head -1 | cut -d' ' -f2) in $mode mode on 127.0.0.1:$port" >&2
+echo "pgbouncer.sh: PgBouncer $version in $mode mode on 127.0.0.1:$port${extra:+ ($extra)}" >&2
 rc=0
-PGHOST=127.0.0.1 PGPORT=$port WT_DB_POOLER=$mode WT_PG_DIRECT="$pg_host:$pg_port" "$@" || rc=$?
+PGHOST=127.0.0.1 PGPORT=$port WT_DB_POOLER=$mode WT_DB_PREPARED=$prepared WT_PGBOUNCER_VERSION=$version \
+  WT_PG_DIRECT="$pg_host:$pg_port" "$@" || rc=$?
 if [ $rc -ne 0 ]; then
   echo "pgbouncer.sh: the last lines of PgBouncer's log:" >&2
   tail -20 "$dir/pgbouncer.log" >&2 || true

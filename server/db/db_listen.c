@@ -199,7 +199,7 @@ static lchan *chan_find(listener *l, const char *name)
 static void on_listen_result(void *arg, int rc, PGresult *res)
 {
     lreg *g = arg;
-    if (rc != WEFT_OK && g->l != NULL)
+    if (rc != WEFT_OK && rc != WEFT_CANCELLED && g->l != NULL) /* cancelled: its loop is stopping */
         weft_log_error("database (loop %d listener): LISTEN %s failed: %s", g->l->loop->index, g->channel,
                        res != NULL ? PQresultErrorMessage(res) : "no answer");
     PQclear(res);

@@ -190,9 +190,12 @@ static void wait_over(pool_waiter *w)
 static int collect(PGconn *pg, uint64_t deadline_ns, PGresult **out);
 
 /* A new session, set up for the pooler in front (database.pooler); NULL
- * after marking the pool down. */
-static PGconn *open_conn(weft_dbpool *p, uint64_t deadline_ns)
+ * after marking the pool down. Its SET is a statement like any other: the
+ * statement timeout bounds it, not the caller's wait for a connection (a
+ * session pooler may log in to PostgreSQL first). */
+static PGconn *open_conn(weft_dbpool *p)
 {
+    uint64_t deadline_ns = weft_now_ns() + ((uint64_t)p->cfg.statement_timeout_ms + 1000) * 1000000u;
     weft_db_params params;
     weft_db_params_init(&params, &p->cfg, NULL);
     PGconn *pg = PQconnectdbParams(params.keys, params.values, 1);
@@ -256,7 +259,7 @@ static pconn *borrow(weft_dbpool *p, weft_req *r, uint64_t deadline_ns, int *rc)
         return c;
     }
 
-    PGconn *pg = open_conn(p, deadline_ns);
+    PGconn *pg = open_conn(p);
     if (pg == NULL) {
         unopened(p, NULL);
         *rc = WEFT_UNAVAILABLE;

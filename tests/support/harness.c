@@ -102,9 +102,10 @@ static void make_dir(wt_server *s)
     snprintf(s->log, sizeof(s->log), "%s/weft.log", s->dir);
 }
 
-/* Writes `conf`, with `pooler = MODE;` put first in its database group when
- * WT_DB_POOLER=MODE is set (tests/pgbouncer.sh runs a suite through
- * PgBouncer) and the config does not choose a pooler itself. */
+/* Writes `conf`, with `pooler = MODE;` (and `prepared = true;` with
+ * WT_DB_PREPARED=1) put first in its database group when WT_DB_POOLER=MODE
+ * is set (tests/pgbouncer.sh runs a suite through PgBouncer) and the config
+ * does not choose a pooler itself. */
 static void put_conf(FILE *f, const char *conf)
 {
     const char *mode = getenv("WT_DB_POOLER");
@@ -116,7 +117,9 @@ static void put_conf(FILE *f, const char *conf)
         return;
     }
     at += strlen("database = {");
-    fprintf(f, "%.*s pooler = \"%s\"; %s", (int)(at - conf), conf, mode, at);
+    const char *prepared = getenv("WT_DB_PREPARED");
+    fprintf(f, "%.*s pooler = \"%s\";%s %s", (int)(at - conf), conf, mode,
+            prepared != NULL && strcmp(prepared, "1") == 0 ? " prepared = true;" : "", at);
 }
 
 void wt_write_conf(wt_server *s, const char *conf)
