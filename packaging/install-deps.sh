@@ -77,8 +77,9 @@ run="$build postgresql-$pg postgresql-client-$pg"
 # and linting them: packaging/build-trixie-debs.sh does both inside the
 # Debian 13 root, packaging/check-debian.sh on this machine.
 debs="debhelper dpkg-dev lintian"
-# prometheus: its promtool checks every answer of /metrics (tests/integration/promtool.c).
-suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git media-types prometheus $debs"
+# prometheus: its promtool checks every answer of /metrics (tests/integration/promtool.c);
+# pgbouncer: the database suites run through it too (tests/pgbouncer.sh).
+suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git media-types prometheus pgbouncer $debs"
 # The host's tools for the suite's Debian 13 stage (packaging/check-trixie.sh),
 # which are not needed inside that root.
 # pebble and certbot: packaging/check-acme.sh, and testssl.sh: packaging/check-testssl.sh,
