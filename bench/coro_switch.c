@@ -2,8 +2,13 @@
  * ns per coroutine switch: weft_coro_resume + weft_coro_yield round trips / 2,
  * against the same ping-pong done with swapcontext.
  *
- *   gcc -std=gnu11 -O2 -Iserver server/coro.c server/coro_switch_x86_64.S \
- *       bench/coro_switch.c -lm -o /tmp/coro_switch && /tmp/coro_switch [iterations]
+ *   gcc -std=gnu11 -O2 -Iserver -Iserver/include server/dispatch/coro.c \
+ *       server/base/log.c server/base/sigsafe.c server/base/logline.c \
+ *       server/dispatch/coro_switch_$(uname -m).S bench/coro_switch.c -lm \
+ *       -o /tmp/coro_switch && /tmp/coro_switch [iterations]
+ *
+ * (x86_64 or aarch64; on another CPU leave the .S out: coro.c then switches
+ * with swapcontext.) Under an emulator the numbers mean nothing.
  */
 #include "dispatch/coro.h"
 

@@ -366,8 +366,10 @@ measure_primes() {
 
 measure_coro_switch() {
     CORO_SWITCH=
-    if gcc -O2 -I "$ROOT/server" "$ROOT/server/dispatch/coro.c" "$ROOT/server/base/sigsafe.c" "$ROOT/server/dispatch/coro_switch_x86_64.S" \
-        "$ROOT/bench/coro_switch.c" -lm -o "$TMP/coro_switch" 2>"$TMP/coro-build.log"; then
+    local sw=() # the CPU's switch, if weft has one (else coro.c uses swapcontext)
+    [[ -f $ROOT/server/dispatch/coro_switch_$(uname -m).S ]] && sw=("$ROOT/server/dispatch/coro_switch_$(uname -m).S")
+    if gcc -O2 -I "$ROOT/server" -I "$ROOT/server/include" "$ROOT/server/dispatch/coro.c" "$ROOT/server/base/log.c" \
+        "$ROOT/server/base/sigsafe.c" "$ROOT/server/base/logline.c" "${sw[@]}" "$ROOT/bench/coro_switch.c" -lm -o "$TMP/coro_switch" 2>"$TMP/coro-build.log"; then
         log "running bench/coro_switch"
         CORO_SWITCH=$("$TMP/coro_switch")
     else

@@ -79,7 +79,11 @@ run="$build postgresql-$pg postgresql-client-$pg"
 debs="debhelper dpkg-dev lintian"
 # prometheus: its promtool checks every answer of /metrics (tests/integration/promtool.c);
 # pgbouncer: the database suites run through it too (tests/pgbouncer.sh).
-suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git media-types prometheus pgbouncer $debs"
+# The coroutine switch's aarch64 test (tests/switch/): a cross compiler with
+# its static C library, and qemu-user to run the result (static binaries on
+# Debian 13, where qemu-user-static is only a transitional name for it).
+cross="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git media-types prometheus pgbouncer $cross $debs"
 # The host's tools for the suite's Debian 13 stage (packaging/check-trixie.sh),
 # which are not needed inside that root.
 # pebble and certbot: packaging/check-acme.sh, and testssl.sh: packaging/check-testssl.sh,

@@ -1,10 +1,12 @@
 /*
  * Stackful coroutines: guard-paged mmap stacks cached per loop thread, the
- * switch (coro_switch_x86_64.S, or ucontext elsewhere), sanitizer fiber
- * annotations and the stack overflow report.
+ * switch (coro_switch.h: coro_switch_x86_64.S, coro_switch_aarch64.S, or
+ * ucontext elsewhere), sanitizer fiber annotations and the stack overflow
+ * report.
  */
 #include "dispatch/coro.h"
 #include "base/log.h"
+#include "dispatch/coro_switch.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -46,8 +48,8 @@
 #include <sanitizer/tsan_interface.h>
 #endif
 
-/* WEFT_CORO_UCONTEXT forces the portable path on x86-64 so it can be tested. */
-#if !defined(__x86_64__) || defined(WEFT_CORO_UCONTEXT)
+/* A CPU without a register switch (coro_switch.h), or WEFT_CORO_UCONTEXT. */
+#if !defined(WEFT_CORO_SWITCH)
 #define CORO_UCONTEXT 1
 #include <ucontext.h>
 #endif
@@ -124,7 +126,6 @@ static void sanitizer_arrived(weft_coro *co)
 static void ctx_to_coro(weft_coro *co) { swapcontext(&co->caller_ctx, &co->ctx); }
 static void ctx_to_caller(weft_coro *co) { swapcontext(&co->ctx, &co->caller_ctx); }
 #else
-void weft__coro_switch(void **save_sp, void *load_sp);
 static void ctx_to_coro(weft_coro *co) { weft__coro_switch(&co->caller_sp, co->sp); }
 static void ctx_to_caller(weft_coro *co) { weft__coro_switch(&co->sp, co->caller_sp); }
 #endif
@@ -172,19 +173,8 @@ static int ctx_init(weft_coro *co)
 static int ctx_init(weft_coro *co)
 {
     /* A frame as weft__coro_switch leaves it, so the first switch "returns"
-     * into coro_entry. The top is page-aligned, so coro_entry starts with
-     * rsp % 16 == 8, exactly as after a call. */
-    uint64_t *top = (uint64_t *)(stack_lo(co) + co->pool->usable);
-    uint32_t mxcsr;
-    uint16_t fpucw;
-    __asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(mxcsr), "=m"(fpucw));
-    top[-1] = 0; /* coro_entry's return address: ends backtraces */
-    top[-2] = (uint64_t)(uintptr_t)coro_entry;
-    for (int i = 3; i <= 8; i++)
-        top[-i] = 0; /* rbp (0 ends frame-pointer chains), rbx, r12-r15 */
-    /* Inherit the creator's FP control like a new thread, minus stale exception flags. */
-    top[-9] = (mxcsr & ~UINT32_C(0x3f)) | (uint64_t)fpucw << 32;
-    co->sp = &top[-9];
+     * into coro_entry. The top is page-aligned. */
+    co->sp = weft__coro_frame(stack_lo(co) + co->pool->usable, coro_entry);
     return 0;
 }
 #endif

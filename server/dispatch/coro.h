@@ -45,8 +45,9 @@ void weft_coro_pool_free(weft_coro_pool *pool);
  * Creates a coroutine that will run fn(arg) on its own stack; it does not
  * start until weft_coro_resume(). label (e.g. the route "/coroutine/cpu") is
  * copied, truncated to WEFT_CORO_LABEL_MAX bytes, and named in the stack
- * overflow report; NULL is allowed. The coroutine starts with the MXCSR and
- * x87 control settings of the calling thread (exception flags cleared), as a
+ * overflow report; NULL is allowed. The coroutine starts with the
+ * floating-point control settings of the calling thread (x86-64: MXCSR, its
+ * exception flags cleared, and the x87 control word; aarch64: FPCR), as a
  * new thread would. Returns NULL (errno set) on failure.
  */
 weft_coro *weft_coro_new(weft_coro_pool *pool, weft_coro_fn fn, void *arg, const char *label);
