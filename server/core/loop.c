@@ -50,6 +50,10 @@ weft_loop *weft_loop_at(int i) { return &loops[i]; }
 
 int weft_loops_running(void) { return atomic_load(&loops_running); }
 
+static atomic_int stop_announced;
+void weft_loops_announce_stop(void) { atomic_store(&stop_announced, 1); }
+int weft_loops_stop_announced(void) { return atomic_load(&stop_announced); }
+
 static void on_messages(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
 {
     while (!h2o_linklist_is_empty(messages)) {
@@ -400,6 +404,7 @@ static void on_stop(weft_msg *m)
 
 void weft_loops_stop(int grace_s)
 {
+    weft_loops_announce_stop();
     for (int t = 0; t < n_loops; t++) {
         loops[t].grace_s = grace_s;
         weft_loop_post(&loops[t], &loops[t].stop_msg, on_stop);
@@ -532,6 +537,7 @@ int weft_loops_start(int n, const weft_loops_conf *c)
         if ((loops[t].stats = weft_stats_loop_new()) == NULL)
             return -1;
     atomic_store(&loops_running, n);
+    atomic_store(&stop_announced, 0);
     for (int t = 0; t < n; t++) {
         weft_loop *L = &loops[t];
         L->index = t;

@@ -173,6 +173,14 @@ void weft_loop_add_hook(const weft_loop_hook *h);
 int weft_loops_start(int n, const weft_loops_conf *conf);
 /** Asks every loop to stop accepting and drain for up to grace_s seconds. Any thread. */
 void weft_loops_stop(int grace_s);
+/**
+ * From now on the process is leaving: readiness says so while the loops
+ * still accept and serve (shutdown.unready_ms), until weft_loops_stop().
+ * Any thread.
+ */
+void weft_loops_announce_stop(void);
+/** 1 once weft_loops_announce_stop() or weft_loops_stop() ran. Any thread. */
+int weft_loops_stop_announced(void);
 /** Loops still running (not yet drained or abandoned). */
 int weft_loops_running(void);
 /** Joins the loop threads; returns 1 if one abandoned requests at its deadline (its memory stays). */
