@@ -81,7 +81,10 @@ suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chrom
 # The host's tools for the suite's Debian 13 stage (packaging/check-trixie.sh),
 # which are not needed inside that root.
 # pebble and certbot: packaging/check-acme.sh, run on the host after the plain suite.
-test="$suite mmdebstrap systemd-container pebble certbot"
+# haproxy, prometheus (promtool too), pgbouncer, wrk, hey, python3-yaml (the
+# rules read back) and iproute2 (ss): the reference deployment
+# packaging/check-cluster.sh runs (docs/CLUSTER.md).
+test="$suite mmdebstrap systemd-container pebble certbot haproxy prometheus pgbouncer wrk hey python3-yaml iproute2"
 bench="$run wrk nghttp2-client nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
 case $what in
   build) pkgs=$build ;;
