@@ -154,18 +154,18 @@ mixed_start() {
   load_start hey hey -z 600s -c 4 -t 5 -disable-keepalive "$lb/hello"
   until_served "1 2 3" . 2000
 }
-# Stops it; sets failed (wrk's socket errors and non-2xx, hey's errors and
-# non-200), p99_h / p99_p (wrk's on /hello and the person), p99_hey, and
-# the rates; $1 names the run in the figures.
+# Stops it; sets nfailed (wrk's socket errors and non-2xx, hey's errors and
+# non-200), p99_h / p99_p (wrk's on /hello and the person) and p99_hey; $1
+# names the run in the figures.
 mixed_stop() {
   load_stop wrk wrkp hey
   for f in wrk wrkp; do
     [ -n "$(wrk_requests "$tmp/$f.txt")" ] || { cat "$tmp/$f.txt" >&2; fail "wrk printed no figures"; }
   done
   grep -q 'Status code distribution' "$tmp/hey.txt" || { cat "$tmp/hey.txt" >&2; fail "hey printed no figures"; }
-  failed=$(($(wrk_failures "$tmp/wrk.txt") + $(wrk_failures "$tmp/wrkp.txt") + $(hey_failures "$tmp/hey.txt")))
+  nfailed=$(($(wrk_failures "$tmp/wrk.txt") + $(wrk_failures "$tmp/wrkp.txt") + $(hey_failures "$tmp/hey.txt")))
   p99_h=$(wrk_p99 "$tmp/wrk.txt") p99_p=$(wrk_p99 "$tmp/wrkp.txt") p99_hey=$(hey_p99 "$tmp/hey.txt")
-  figure "$1" "wrk /hello $(wrk_requests "$tmp/wrk.txt") requests p99 $p99_h, wrk /coroutine/persons/5 $(wrk_requests "$tmp/wrkp.txt") p99 $p99_p, hey /hello $(hey_requests "$tmp/hey.txt") p99 $p99_hey; $failed failed"
+  figure "$1" "wrk /hello $(wrk_requests "$tmp/wrk.txt") requests p99 $p99_h, wrk /coroutine/persons/5 $(wrk_requests "$tmp/wrkp.txt") p99 $p99_p, hey /hello $(hey_requests "$tmp/hey.txt") p99 $p99_hey; $nfailed failed"
 }
 # Each p99 of the run just stopped against the steady state's.
 p99_against_steady() {
@@ -259,7 +259,7 @@ sleep 12 # the measured window (the load is already running: not a synchronisati
 t1=$(now)
 mixed_stop "steady state (12 s)"
 after=$(awk -v a="$(now)" 'BEGIN { printf "%.3f", a + 1.5 }')
-[ "$failed" -eq 0 ] || fail "$failed failed requests with every replica up"
+[ "$nfailed" -eq 0 ] || fail "$nfailed failed requests with every replica up"
 steady_h=$p99_h steady_p=$p99_p steady_hey=$p99_hey
 # The rules' expressions over a window 1 s inside the run, once Prometheus
 # has scraped every replica after it.
@@ -317,7 +317,7 @@ for n in 1 2 3; do
   until_served "$n" . 100
 done
 mixed_stop "rolling weft upgrade"
-[ "$failed" -eq 0 ] || fail "$failed failed requests during the rolling upgrade"
+[ "$nfailed" -eq 0 ] || fail "$nfailed failed requests during the rolling upgrade"
 p99_against_steady "rolling weft upgrade"
 pass
 
@@ -351,7 +351,7 @@ for n in 1 2 3; do
   until_served "$n" . 100
 done
 mixed_stop "rolling restart"
-[ "$failed" -eq 0 ] || fail "$failed failed requests during the rolling restart"
+[ "$nfailed" -eq 0 ] || fail "$nfailed failed requests during the rolling restart"
 p99_against_steady "rolling restart"
 pass
 
@@ -373,8 +373,8 @@ mixed_stop "replica 2 SIGKILLed"
 retries=$(($(lb_stat weft BACKEND wretr) - retr0)) redispatches=$(($(lb_stat weft BACKEND wredis) - redis0))
 bound=$inflight_lb
 [ "${inflight_weft:-0}" -le "$bound" ] || bound=$inflight_weft
-figure "SIGKILL of a replica under load" "$failed failed request(s); in flight on it at the kill: $inflight_lb (HAProxy), $inflight_weft (weft's gauge); HAProxy retries $retries, redispatches $redispatches; out of rotation after $down_ms ms; back in rotation after a restart"
-[ "$failed" -le "$bound" ] || fail "$failed failed requests, more than the $bound in flight on the replica killed"
+figure "SIGKILL of a replica under load" "$nfailed failed request(s); in flight on it at the kill: $inflight_lb (HAProxy), $inflight_weft (weft's gauge); HAProxy retries $retries, redispatches $redispatches; out of rotation after $down_ms ms; back in rotation after a restart"
+[ "$nfailed" -le "$bound" ] || fail "$nfailed failed requests, more than the $bound in flight on the replica killed"
 [ "$((retries + redispatches))" -gt 0 ] || [ "$bound" -eq 0 ] || fail "HAProxy retried nothing of what was in flight on the killed replica"
 pass
 
