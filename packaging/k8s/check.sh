@@ -107,8 +107,13 @@ METRICS = {
     "weft_db_query_duration_seconds": ("histogram", set()),
     "weft_generation": ("gauge", set()),
     "weft_reloads_total": ("counter", {"outcome"}),
-    "weft_process_resident_memory_bytes": ("gauge", set()),
-    "weft_process_open_fds": ("gauge", set()),
+    "weft_build_info": ("gauge", {"version", "abi", "h2o", "libpq"}),
+    "process_cpu_seconds_total": ("counter", set()),
+    "process_resident_memory_bytes": ("gauge", set()),
+    "process_virtual_memory_bytes": ("gauge", set()),
+    "process_open_fds": ("gauge", set()),
+    "process_max_fds": ("gauge", set()),
+    "process_start_time_seconds": ("gauge", set()),
 }
 # Labels Prometheus' Kubernetes service discovery adds to every series.
 TARGET_LABELS = {"namespace", "pod", "instance", "job", "container", "node"}
@@ -525,8 +530,8 @@ if dash is None and os.path.exists(DASH):
 elif dash is None:
     fail("grafana-dashboard.json", "missing")
 elif schema_check(rel(DASH), dash, "grafana-dashboard.json"):
-    names_in = re.compile(r"\b(weft_[a-z0-9_]+)\b")
-    sel_re = re.compile(r"\b(weft_[a-z0-9_]+)\s*\{([^}]*)\}")
+    names_in = re.compile(r"\b((?:weft|process)_[a-z0-9_]+)\b")
+    sel_re = re.compile(r"\b((?:weft|process)_[a-z0-9_]+)\s*\{([^}]*)\}")
     by_re = re.compile(r"\b(?:by|without)\s*\(([^)]*)\)")
     all_labels = set().union(*(l for _, l in METRICS.values())) | TARGET_LABELS | {"le"}
     used = set()
@@ -586,7 +591,7 @@ elif schema_check(rel(DASH), dash, "grafana-dashboard.json"):
             else:
                 continue
             break
-    for want in ("weft_requests_total", "weft_request_duration_seconds", "weft_process_resident_memory_bytes"):
+    for want in ("weft_requests_total", "weft_request_duration_seconds", "process_resident_memory_bytes"):
         if want not in used:
             fail(rel(DASH), f"no panel uses {want}")
     if not any(e.startswith(rel(DASH)) for e in errors):

@@ -49,10 +49,86 @@ static int check_name(const char *name, weft_cstat_type type, char *why, size_t 
     return 0;
 }
 
+/* One '_'-separated word of `name` at a time, lowercased, into `word`. */
+static const char *next_word(const char *p, char *word, size_t size)
+{
+    size_t n = 0;
+    for (; *p != '\0' && *p != '_'; p++)
+        if (n + 1 < size)
+            word[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+    word[n] = '\0';
+    return *p == '_' ? p + 1 : p;
+}
+
+/* 1 when `word` is a unit, SI-prefixed or not, with the unit Prometheus
+ * wants instead in *base (the word itself when it is a base unit). */
+static int unit_of(const char *word, const char **base)
+{
+    static const char *const units[][2] = {
+        {"amperes", NULL}, {"bytes", NULL}, {"celsius", NULL}, {"grams", NULL}, {"joules", NULL},
+        {"kelvin", NULL}, {"meters", NULL}, {"metres", NULL}, {"seconds", NULL}, {"volts", NULL},
+        {"minutes", "seconds"}, {"hours", "seconds"}, {"days", "seconds"}, {"weeks", "seconds"},
+        {"kelvins", "kelvin"}, {"fahrenheit", "celsius"}, {"rankine", "celsius"}, {"inches", "meters"},
+        {"yards", "meters"}, {"miles", "meters"}, {"bits", "bytes"}, {"calories", "joules"},
+        {"pounds", "grams"}, {"ounces", "grams"},
+    };
+    static const char *const prefixes[] = {"", "pico", "nano", "micro", "milli", "centi", "deci", "deca", "hecto",
+                                           "kilo", "kibi", "mega", "mibi", "giga", "gibi", "tera", "tebi", "peta", "pebi"};
+    for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
+        size_t k = strlen(prefixes[p]);
+        if (strncmp(word, prefixes[p], k) != 0)
+            continue;
+        for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++)
+            if (strcmp(word + k, units[u][0]) == 0) {
+                *base = units[u][1] != NULL ? units[u][1] : units[u][0];
+                return 1;
+            }
+    }
+    return 0;
+}
+
+/* What `promtool check metrics` (client_golang's promlint) would say of the
+ * series plugin_NAME, so that no plugin can make /metrics fail it: snake
+ * case, no unit abbreviation, the first unit named a base unit, and not
+ * its own type in its name. */
+static int check_lint(const char *name, weft_cstat_type type, char *why, size_t size)
+{
+    static const char *const abbrev[] = {"s", "ms", "us", "ns", "sec", "b", "kb", "mb", "gb", "tb", "pb", "m", "h", "d"};
+    for (const char *p = name; p[0] != '\0' && p[1] != '\0'; p++)
+        if (p[0] >= 'a' && p[0] <= 'z' && p[1] >= 'A' && p[1] <= 'Z') {
+            snprintf(why, size, "metric name '%s': write it in snake_case, not camelCase", name);
+            return -1;
+        }
+    char word[101];
+    int unit_seen = 0;
+    for (const char *p = name; *p != '\0';) {
+        p = next_word(p, word, sizeof(word));
+        for (size_t i = 0; i < sizeof(abbrev) / sizeof(abbrev[0]); i++)
+            if (strcmp(word, abbrev[i]) == 0) {
+                snprintf(why, size, "metric name '%s': spell the unit out ('%s' is an abbreviation: seconds, bytes)",
+                         name, word);
+                return -1;
+            }
+        const char *base;
+        if (!unit_seen && unit_of(word, &base)) {
+            unit_seen = 1;
+            if (strcmp(word, base) != 0) {
+                snprintf(why, size, "metric name '%s': use the base unit %s instead of %s", name, base, word);
+                return -1;
+            }
+        }
+        if (strcmp(word, weft_cstat_type_name(type)) == 0) {
+            snprintf(why, size, "metric name '%s' must not name its own type (%s)", name, word);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 weft_cstat *weft_cstat_declare(const char *plugin, const char *name, weft_cstat_type type, const char *help,
                                char *why, size_t size)
 {
-    if (check_name(name, type, why, size) != 0)
+    if (check_name(name, type, why, size) != 0 || check_lint(name, type, why, size) != 0)
         return NULL;
     if (help == NULL)
         help = "";

@@ -12,6 +12,7 @@
 #include <h2o/httpclient.h>
 #include <h2o/multithread.h>
 #include <h2o/socket/evloop.h>
+#include <h2o/version.h>
 #include <h2o/websocket.h>
 #include <string.h>
 

@@ -74,7 +74,10 @@ typedef struct weft_loop {
  * one wake-up shares one clock read, as h2o's own cached timestamps do
  * (h2o's are wall-clock time and may step; these never do). The same base
  * as weft_now_ns(): the two may be compared and subtracted. Whatever runs
- * and ends within one wake-up measures 0 by it.
+ * and ends within one wake-up measures 0 by it, and a handler that held the
+ * loop leaves it behind by as long: good for budgets and idle times (rate
+ * limits, the abuse budget, a connection's idle age), never for a
+ * request's latency, which reads weft_now_ns() at its start and its end.
  */
 static inline uint64_t weft_loop_now_ns(weft_loop *L)
 {

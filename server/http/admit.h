@@ -29,7 +29,7 @@ typedef struct weft_admit {
     weft_conn *conn;        /* its admission record (may be NULL: refused by the budget, which fails closed) */
     const uint8_t *key;     /* the client, 16 bytes (http/client_addr.h) */
     size_t table_capacity;  /* limits.rate_limit_clients */
-    uint64_t now;           /* weft_now_ns() once read by a check (0 until then): the caller's latency takes it */
+    uint64_t now;           /* weft_now_ns() once read by a check (0 until then): the caller's latency starts there */
     const char *why;        /* with a refusal: the answer's text */
 } weft_admit;
 

@@ -173,16 +173,15 @@ static void complete(weft_req *r)
     }
     weft_gen_ref g = {.gen = weft_route_gen(r->route), .epoch = r->gen_epoch};
     weft_req_trace_end(r, cancelled == WEFT_CANCEL_CLIENT ? 499 : cancelled == WEFT_CANCEL_DEADLINE ? 504 : r->status);
-    uint64_t now = weft_loop_now_ns(L);
     weft_abuse_request_end(r->conn);
     if (r->conn != NULL)
-        weft_conn_busy(r->conn, -1, now);
+        weft_conn_busy(r->conn, -1, r->end_ns);
     L->inflight--;
     atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
     if (cancelled == WEFT_CANCEL_CLIENT)
         weft_stats_cancelled(L->stats, r->route->stat_slot);
     else if (cancelled != WEFT_CANCEL_DEADLINE) /* a 504 is counted when it is sent */
-        weft_stats_request(L->stats, r->route->stat_slot, r->status, now - r->start_ns);
+        weft_stats_request(L->stats, r->route->stat_slot, r->status, weft_req_elapsed_ns(r));
     weft_body_release(r);
     weft_req_free(r);
     weft_generation_release_on_loop(g);
@@ -366,7 +365,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         early(req, refused, ad.why);
         return 0;
     }
-    uint64_t now = ad.now; /* the loop's clock: the budget and the request's latency share it */
+    /* The admission's clock read, its own (never the loop's once-per-wake-up
+     * one, older by whatever the loop ran before this request): where its
+     * latency starts. */
+    uint64_t start = ad.now;
     weft_req *r = copy_request(req, &m, route, method_bit, conn, &client);
     if (r == NULL) {
         weft_abuse_request_end(conn);
@@ -380,12 +382,12 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
     r->conn_id = req->conn->id;
-    r->start_ns = now;
+    r->start_ns = start;
     weft_req_trace_start(r, &g->cfg->trace, req);
     /* Busy while handled: admission never evicts a connection with a request in flight. */
     r->conn = conn;
     if (r->conn != NULL)
-        weft_conn_busy(r->conn, +1, now);
+        weft_conn_busy(r->conn, +1, start);
     weft_req_link *link = h2o_mem_alloc_shared(&req->pool, sizeof(*link), on_link_dispose);
     *link = (weft_req_link){.req = req, .wr = r, .detach = detach_link};
     r->link = link;

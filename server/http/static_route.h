@@ -20,7 +20,8 @@
 /**
  * Serves `req` from `sr`. The request counts in `conn`'s work in flight
  * (weft_abuse_request_start succeeded) until h2o frees it: that ends it.
- * `start` is weft_now_ns() at admission.
+ * Its latency is from `start` (weft_now_ns() at admission) to the file
+ * handler's answer.
  */
 void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, uint64_t start, weft_static_target t);
 /** The static route's rate_limit, as http/admit.h checks it. */

@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/timer.h"
 #include "request/trace.h"
 
 typedef struct access_logger {
@@ -22,28 +24,61 @@ static atomic_int log_fd = -1;
 static char *log_path;
 static char *log_fmt; /* for the loggers of further paths */
 
-/* The trace id as the last field, from h2o's request environment where
- * request/trace.c put it ("-" for answers given before a route ran). Not
- * through the format's %{NAME}e: libh2o's format compiler never frees
- * such a name, a leak the sanitizer runs fail on. */
-static char *with_trace_id(h2o_req_t *req, char *line, size_t *len, char *buf, size_t size)
+/* Where weft_accesslog_stamp keeps a request's start (h2o's request
+ * environment; the value's base points at the nanoseconds in its pool). */
+#define START_ENV "weft.t0"
+
+int weft_accesslog_stamp(h2o_req_t *req)
 {
-    const h2o_iovec_t *id = h2o_req_getenv(req, H2O_STRLIT(WEFT_TRACE_ENV), 0);
-    size_t n = id != NULL && id->len == 32 ? 32 : 1;
+    h2o_iovec_t *v = h2o_req_getenv(req, H2O_STRLIT(START_ENV), 1);
+    if (v->base == NULL) { /* a request h2o reprocesses keeps its first start */
+        uint64_t *t0 = h2o_mem_alloc_pool(&req->pool, uint64_t, 1);
+        *t0 = weft_now_ns();
+        *v = h2o_iovec_init(t0, 0);
+    }
+    return 0;
+}
+
+/* The request's time in seconds, from weft_accesslog_stamp to now (its
+ * answer's last byte handed to the socket, or its client gone); "-" for one
+ * h2o answered before any handler ran. */
+static size_t format_duration(h2o_req_t *req, char *out, size_t size)
+{
+    const h2o_iovec_t *v = req->env.size != 0 ? h2o_req_getenv(req, H2O_STRLIT(START_ENV), 0) : NULL;
+    if (v == NULL || v->base == NULL)
+        return (size_t)snprintf(out, size, "-");
+    uint64_t t0, now = weft_now_ns();
+    memcpy(&t0, v->base, sizeof(t0));
+    uint64_t us = now > t0 ? (now - t0) / 1000 : 0;
+    return (size_t)snprintf(out, size, "%llu.%06llu", (unsigned long long)(us / 1000000),
+                            (unsigned long long)(us % 1000000));
+}
+
+/* The trace id, then the request's duration, as the last two fields: the
+ * trace id from h2o's request environment where request/trace.c put it
+ * ("-" for answers given before a route ran). Not through the format's
+ * %{NAME}e: libh2o's format compiler never frees such a name, a leak the
+ * sanitizer runs fail on. */
+static char *with_tail(h2o_req_t *req, char *line, size_t *len, char *buf, size_t size)
+{
     if (line == NULL || *len == 0 || line[*len - 1] != '\n')
         return line;
+    const h2o_iovec_t *id = h2o_req_getenv(req, H2O_STRLIT(WEFT_TRACE_ENV), 0);
+    char tail[80];
+    size_t n = (size_t)snprintf(tail, sizeof(tail), " %.*s ", id != NULL && id->len == 32 ? 32 : 1,
+                                id != NULL && id->len == 32 ? id->base : "-");
+    n += format_duration(req, tail + n, sizeof(tail) - n);
     char *out = line;
-    if (line == buf && *len + n + 1 > size) {
-        if ((out = malloc(*len + n + 1)) == NULL)
+    if (line == buf && *len + n > size) {
+        if ((out = malloc(*len + n)) == NULL)
             return line;
         memcpy(out, line, *len);
-    } else if (line != buf && (out = realloc(line, *len + n + 1)) == NULL) {
+    } else if (line != buf && (out = realloc(line, *len + n)) == NULL) {
         return line;
     }
-    out[*len - 1] = ' ';
-    memcpy(out + *len, n == 32 ? id->base : "-", n);
-    out[*len + n] = '\n';
-    *len += n + 1;
+    memcpy(out + *len - 1, tail, n); /* over the newline, which goes after it */
+    out[*len - 1 + n] = '\n';
+    *len += n;
     return out;
 }
 
@@ -64,7 +99,7 @@ static void log_access(h2o_logger_t *self, h2o_req_t *req)
         conf = l->proxied;
     }
     char *line = h2o_log_request(conf, req, &len, buf);
-    line = with_trace_id(req, line, &len, buf, sizeof(buf));
+    line = with_tail(req, line, &len, buf, sizeof(buf));
     /* One write per line (O_APPEND): lines from several loops never mix, and
      * a reopen swaps the descriptor under it with dup2, never closing it. */
     ssize_t r = write(atomic_load_explicit(&log_fd, memory_order_relaxed), line, len);

@@ -22,6 +22,12 @@ int weft_accesslog_open(h2o_pathconf_t *path, const char *file, const char *fmt,
  * any handler (400 for a broken request). -1 without memory.
  */
 int weft_accesslog_cover(h2o_pathconf_t *path);
+/**
+ * Notes when `req` reached weft, for the duration the access log ends its
+ * line with. An answerer (request/respond.h) to register first on a path
+ * that is logged; it never answers (returns 0). Loop thread.
+ */
+int weft_accesslog_stamp(h2o_req_t *req);
 /** Opens the same path again, in place of the descriptor the loops write to (logrotate). Control thread. */
 int weft_accesslog_reopen(char *why, size_t size);
 /** Closes it once the loops have stopped. */

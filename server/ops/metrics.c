@@ -2,7 +2,6 @@
 
 #include "base/otlp.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "base/custom_stats.h"
 #include "base/stats.h"
 #include "db/db.h"
+#include "ops/process_metrics.h"
 #include "ops/trim.h"
 #include "outbound/outbound.h"
 #include "request/backlog.h"
@@ -185,18 +185,6 @@ static void route_policy_metrics(FILE *f, const weft_generation *gen)
     }
 }
 
-static long count_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    long n = 0;
-    if (d == NULL)
-        return -1;
-    while (readdir(d) != NULL)
-        n++;
-    closedir(d);
-    return n - 3; /* ".", ".." and the directory's own fd */
-}
-
 static void pool_metrics(FILE *f, const weft_generation *gen)
 {
     static const struct {
@@ -359,17 +347,7 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     fprintf(f, "weft_reloads_total{outcome=\"ok\"} %lu\nweft_reloads_total{outcome=\"failed\"} %lu\n", rs.ok,
             rs.failed);
 
-    long pages = 0, rss = 0;
-    FILE *statm = fopen("/proc/self/statm", "r");
-    if (statm != NULL) {
-        if (fscanf(statm, "%ld %ld", &pages, &rss) != 2)
-            rss = 0;
-        fclose(statm);
-    }
-    weft_stats_write_header(f, "weft_process_resident_memory_bytes", "gauge", "Resident set size.");
-    fprintf(f, "weft_process_resident_memory_bytes %ld\n", rss * sysconf(_SC_PAGESIZE));
-    weft_stats_write_header(f, "weft_process_open_fds", "gauge", "Open file descriptors.");
-    fprintf(f, "weft_process_open_fds %ld\n", count_fds());
+    weft_process_metrics_render(f);
     fclose(f);
     return buf;
 }

@@ -96,6 +96,8 @@ static void h2o_setup(const weft_config *cfg)
      * reach the admin endpoints through them. */
     proc.main_hosts[0] = h2o_config_register_host(&proc.h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     h2o_pathconf_t *path = h2o_config_register_path(proc.main_hosts[0], "/", 0);
+    if (cfg->log.access_log != NULL) /* before anything that may answer: the line's duration starts here */
+        weft_respond_register(path, weft_accesslog_stamp);
     weft_respond_register(path, weft_framing_check);
     weft_observe_register(path, WEFT_ON_MAIN);
     weft_respond_register(path, weft_dev_intercept);

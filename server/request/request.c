@@ -330,6 +330,7 @@ int weft_request_res_error(weft_req *r, int status, const char *message)
 
 void weft_req_complete(weft_req *r)
 {
+    r->end_ns = weft_now_ns();
     if (r->on_finish != NULL) {
         void (*fn)(weft_req *, void *) = r->on_finish;
         r->on_finish = NULL;

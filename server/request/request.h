@@ -85,7 +85,11 @@ struct weft_req {
     int in_slice;          /* >0 while loop-thread plugin code runs for it */
     int finished;          /* the handler is done; complete when the slice ends */
     int auto_probe;        /* dispatch = auto: this request probes its demoted route on a coroutine */
-    uint64_t start_ns;     /* for latency and the blocking detector */
+    /* Its own clock reads (weft_now_ns(), never the loop's once-per-wake-up
+     * one): when it was dispatched and when weft_req_complete ran, so that a
+     * handler holding the loop for 16 ms counts 16 ms in the histogram, the
+     * span and the Dev UI alike (weft_req_elapsed_ns). */
+    uint64_t start_ns, end_ns;
     uint64_t gen_epoch;    /* http/: of its loop-local reference to its generation (reload/generation.h) */
     void (*on_complete)(weft_req *r); /* set by whoever dispatched it (http/) */
     weft_timer resume_timer; /* a resume requested from inside another coroutine */
@@ -210,10 +214,16 @@ weft_req *weft_req_new(void);
 extern const struct weft_host *weft_req_default_host;
 void weft_req_free(weft_req *r);
 /**
- * The handler is done (loop thread): hands `r` back to whoever dispatched it,
- * which answers the client if it is still there and frees `r`.
+ * The handler is done (loop thread): reads the clock for its end_ns, then
+ * hands `r` back to whoever dispatched it, which answers the client if it
+ * is still there and frees `r`.
  */
 void weft_req_complete(weft_req *r);
+/** How long `r` took, dispatch to completion (0 before weft_req_complete). */
+static inline uint64_t weft_req_elapsed_ns(const weft_req *r)
+{
+    return r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
+}
 
 /* The request and response halves of the host table (host.c assembles it). */
 const char *weft_request_req_method(const weft_req *r);

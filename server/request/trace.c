@@ -186,7 +186,7 @@ void weft_req_trace_end(weft_req *r, int status)
     const weft_req_trace *t = &r->trace;
     if (!(t->flags & WEFT_TRACE_SAMPLED) || !weft_otlp_enabled())
         return;
-    submit(t, weft_now_ns() - r->start_ns, status, r->method, r->path, r->route->cfg->path,
+    submit(t, weft_req_elapsed_ns(r), status, r->method, r->path, r->route->cfg->path,
            r->ran_as != NULL ? r->ran_as : "reactive", "plugin", weft_access_req_peer_addr(r, NULL));
 }
 

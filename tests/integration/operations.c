@@ -96,7 +96,7 @@ Test(metrics, text_parses_and_counters_move_by_exactly_the_requests_made, .timeo
                      series(before, "weft_unmatched_requests_total{code=\"405\"}"),
                  1);
     cr_assert_eq(series(after, "weft_pool_size{pool=\"default\"}"), 200);
-    cr_assert_gt(series(after, "weft_process_resident_memory_bytes"), 1e6);
+    cr_assert_gt(series(after, "process_resident_memory_bytes"), 1e6);
     cr_assert_eq(series(after, "weft_generation"), 1);
     free(before);
     free(after);

@@ -212,7 +212,7 @@ static int id_of(weft_req *r)
 static void on_complete(weft_req *r)
 {
     wt_done d = {.id = id_of(r), .rc = r->rc, .status = r->status,
-                 .loop = weft_loop_current != NULL ? weft_loop_current->index : -1};
+                 .loop = weft_loop_current != NULL ? weft_loop_current->index : -1, .elapsed_ns = weft_req_elapsed_ns(r)};
     snprintf(d.body, sizeof(d.body), "%.*s", (int)r->res_len, r->res_body != NULL ? r->res_body : "");
     for (size_t i = 0; i < r->n_res_headers; i++)
         if (strcmp(r->res_headers[i].name, "retry-after") == 0)

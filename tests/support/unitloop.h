@@ -62,6 +62,7 @@ typedef struct wt_done {
     int loop;         /* index of the loop thread that completed it, -1 if not a loop thread */
     char body[256];   /* the response body, truncated */
     char retry[16];   /* its retry-after header, if any */
+    uint64_t elapsed_ns; /* its latency as the request layer measured it (weft_req_elapsed_ns) */
 } wt_done;
 
 /** A request for `rt` owned by loop `loop`, numbered `id`. */

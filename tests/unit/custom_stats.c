@@ -19,6 +19,9 @@ Test(custom_stats, names_follow_the_prometheus_rules)
     char why[300];
     cr_assert_not_null(declare("p", "good_total", WEFT_CSTAT_COUNTER, why));
     cr_assert_not_null(declare("p", "Good_2", WEFT_CSTAT_GAUGE, why));
+    cr_assert_not_null(declare("p", "fill_seconds", WEFT_CSTAT_HISTOGRAM, why), "%s", why);
+    cr_assert_not_null(declare("p", "sent_bytes_total", WEFT_CSTAT_COUNTER, why), "%s", why);
+    cr_assert_not_null(declare("p", "queue_counter", WEFT_CSTAT_GAUGE, why), "another type's word: %s", why);
     static const struct {
         const char *name;
         weft_cstat_type type;
@@ -32,12 +35,21 @@ Test(custom_stats, names_follow_the_prometheus_rules)
         {"level_total", WEFT_CSTAT_GAUGE, "only a counter"},
         {"lat_bucket", WEFT_CSTAT_HISTOGRAM, "_bucket, _sum or _count"},
         {"lat_count", WEFT_CSTAT_GAUGE, "_bucket, _sum or _count"},
+        /* what promtool check metrics would flag in /metrics */
+        {"cacheHits_total", WEFT_CSTAT_COUNTER, "snake_case"},
+        {"fill_ms", WEFT_CSTAT_HISTOGRAM, "abbreviation"},
+        {"size_kb", WEFT_CSTAT_GAUGE, "abbreviation"},
+        {"fill_milliseconds", WEFT_CSTAT_HISTOGRAM, "base unit seconds instead of milliseconds"},
+        {"cache_kilobytes", WEFT_CSTAT_GAUGE, "base unit bytes instead of kilobytes"},
+        {"uptime_days", WEFT_CSTAT_GAUGE, "base unit seconds instead of days"},
+        {"queue_gauge", WEFT_CSTAT_GAUGE, "its own type"},
+        {"hits_counter_total", WEFT_CSTAT_COUNTER, "its own type"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cr_assert_null(declare("p", bad[i].name, bad[i].type, why), "%s accepted", bad[i].name);
         cr_assert(strstr(why, bad[i].says) != NULL, "%s: %s", bad[i].name, why);
     }
-    cr_assert_null(weft_cstat_declare("p", "h", WEFT_CSTAT_GAUGE, "two\nlines", why, sizeof(why)));
+    cr_assert_null(weft_cstat_declare("p", "level", WEFT_CSTAT_GAUGE, "two\nlines", why, sizeof(why)));
     cr_assert(strstr(why, "newline") != NULL, "%s", why);
 }
 

@@ -16,7 +16,11 @@ typedef struct weft_host_metric {
      * Declares a counter shown as plugin_NAME{plugin="PLUGIN"}. NAME: 1..100
      * characters of [a-zA-Z0-9_], not starting with a digit; a counter's
      * name ends in _total and no other's does; none ends in _bucket, _sum
-     * or _count. `help` is one line without backslashes. Declaring the same
+     * or _count; and what `promtool check metrics` asks of a name: snake
+     * case (no lowercase letter followed by a capital), units spelled out
+     * and in base units (seconds, bytes; not ms, kb, milliseconds,
+     * kilobytes, days), and not its own type as a word (a gauge named
+     * queue_gauge). `help` is one line without backslashes. Declaring the same
      * name again (a reload, a second route) returns the same series, whose
      * values carry on. NULL, and load/init fails naming the plugin, when a
      * rule is broken or the name is another type. In load() or init() only.
