@@ -373,6 +373,7 @@ static void on_tick(weft_timer *t)
     weft_loop *L = H2O_STRUCT_FROM_MEMBER(weft_loop, tick, t);
     uint64_t now = weft_now_ns();
     atomic_store_explicit(&L->stats->lag_ns, now > t->deadline_ns ? now - t->deadline_ns : 0, memory_order_relaxed);
+    weft_stats_inflight(L->stats, (int_fast64_t)L->inflight, now); /* a long request's time, 100 ms at a time */
     /* h2o's per-thread recyclers (socket buffers, memory pool chunks) keep
      * what a burst freed until the application asks: h2o halves them once a
      * second from here, as its own server does from its loop. */

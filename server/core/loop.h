@@ -89,6 +89,16 @@ static inline uint64_t weft_loop_now_ns(weft_loop *L)
 }
 
 /**
+ * A request starts (+1) or ends (-1) on `L` at `now_ns` (weft_now_ns()): the
+ * loop's count, its gauge and the gauge's time integral. Loop thread.
+ */
+static inline void weft_loop_inflight(weft_loop *L, int delta, uint64_t now_ns)
+{
+    L->inflight = delta > 0 ? L->inflight + 1 : L->inflight - 1;
+    weft_stats_inflight(L->stats, (int_fast64_t)L->inflight, now_ns);
+}
+
+/**
  * A client connection as the loop admits it. Higher layers mark it busy
  * while a request on it is handled, so that at max_connections the oldest
  * idle ones (never a busy one) can make room for new clients. The record

@@ -103,6 +103,32 @@ Test(metrics, text_parses_and_counters_move_by_exactly_the_requests_made, .timeo
     cr_assert_eq(wt_stop(&s), 0);
 }
 
+/* A handler that holds its loop is never in flight when that loop answers
+ * a scrape, so the gauge reads 0 whatever the load; the integral the loop
+ * keeps itself counts it, as long as the histogram does. */
+Test(metrics, the_inflight_integral_counts_a_handler_that_holds_the_loop, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; " WT_LISTEN " admin = false; blocking = { threshold_ms = 1000; };\n"
+                 "routes = (" WT_ROUTE("/spin", "blocker", "coroutine", " options = { ms = 30; spin = 1; };") ");\n");
+    const char *k_int = "weft_inflight_requests_seconds_total";
+    const char *k_sum = "weft_request_duration_seconds_sum{route=\"/spin\",policy=\"coroutine\"}";
+    char *before = scrape(&s);
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(get(&s, "GET", "/spin", NULL), 200);
+    char *after = scrape(&s);
+    double held = series(after, k_sum) - series(before, k_sum);
+    double integral = series(after, k_int) - series(before, k_int);
+    cr_assert_geq(held, 0.3, "10 requests of 30 ms: %f s", held);
+    /* The same requests between the same two ends (the integral's start is
+     * admission, as the histogram's; the scrapes themselves are not counted). */
+    cr_assert(integral >= 0.95 * held && integral <= held + 0.01, "in flight %f s, the histogram %f s", integral, held);
+    cr_assert_eq(series(after, "weft_inflight_requests"), 0);
+    free(before);
+    free(after);
+    cr_assert_eq(wt_stop(&s), 0);
+}
+
 Test(metrics, pool_rejections_are_counted, .timeout = 60)
 {
     wt_server s = {0};
