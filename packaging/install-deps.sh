@@ -78,14 +78,15 @@ run="$build postgresql-$pg postgresql-client-$pg"
 # Debian 13 root, packaging/check-debian.sh on this machine.
 debs="debhelper dpkg-dev lintian"
 # prometheus: its promtool checks every answer of /metrics (tests/integration/promtool.c).
-suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git media-types prometheus $debs"
+# pgbouncer: the database suites run through it too (tests/pgbouncer.sh).
+suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chromium-driver fonts-dejavu-core util-linux clang $clang_rt python3 python3-h2 python3-websockets python3-brotli python3-zstandard openssl gdb git media-types prometheus pgbouncer $debs"
 # The host's tools for the suite's Debian 13 stage (packaging/check-trixie.sh),
 # which are not needed inside that root.
 # pebble and certbot: packaging/check-acme.sh, run on the host after the plain suite.
-# haproxy, pgbouncer, wrk, hey, python3-yaml (the rules read back) and
-# iproute2 (ss), with the suite's prometheus: the reference deployment
+# haproxy, wrk, hey, python3-yaml (the rules read back) and iproute2 (ss),
+# with the suite's prometheus and pgbouncer: the reference deployment
 # packaging/check-cluster.sh runs (docs/CLUSTER.md).
-test="$suite mmdebstrap systemd-container pebble certbot haproxy pgbouncer wrk hey python3-yaml iproute2"
+test="$suite mmdebstrap systemd-container pebble certbot haproxy wrk hey python3-yaml iproute2"
 bench="$run wrk nghttp2-client nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
 case $what in
   build) pkgs=$build ;;

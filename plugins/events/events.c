@@ -11,12 +11,16 @@
  * soon as a flush says the client left (WEFT_CANCELLED), which frees the
  * worker or coroutine within one interval. Blocking style (pool, coroutine)
  * is a loop; reactive chains stream->flush and sync->sleep with callbacks.
+ *
+ * With the route option `fanout = "postgres"` the route is a channel
+ * instead, shared by every weft process on the database: GET subscribes,
+ * POST publishes (events_fanout.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <weft/plugin.h>
+#include "events.h"
 
 typedef struct stream {
     long n, count, interval_ms;
@@ -56,10 +60,14 @@ static int append_event(weft_req *req, stream *s)
     return h->stream->sse(req, id, NULL, data);
 }
 
+static int is_post(weft_req *req) { return strcmp(weft_req_host(req)->request->method(req), "POST") == 0; }
+
 static weft_rc ev_handle(weft_req *req, void *state)
 {
     const weft_host *h = weft_req_host(req);
-    (void)state;
+    const ev_cfg *cfg = state;
+    if (cfg->fanout)
+        return is_post(req) ? ev_publish(req, cfg) : ev_subscribe(req, cfg);
     stream s = {0};
     if (setup(req, &s) != 0)
         return WEFT_OK;
@@ -106,7 +114,9 @@ static void next_event(weft_req *req, void *arg, int rc)
 static weft_rc ev_handle_async(weft_req *req, void *state)
 {
     const weft_host *h = weft_req_host(req);
-    (void)state;
+    const ev_cfg *cfg = state;
+    if (cfg->fanout)
+        return is_post(req) ? ev_publish_async(req, cfg) : ev_subscribe_async(req, cfg);
     stream *s = calloc(1, sizeof *s);
     if (s == NULL)
         return h->response->error_json(req, 503, "out of memory");
@@ -125,16 +135,24 @@ static weft_rc ev_init(const weft_host *h, weft_init *ctx, void **state)
         h->init->error(ctx, "this weft cannot stream responses (no stream group)");
         return WEFT_ERROR;
     }
+    ev_cfg *cfg = calloc(1, sizeof(*cfg));
+    if (cfg == NULL)
+        return WEFT_ERROR;
+    if (ev_fanout_init(h, ctx, cfg) != 0) {
+        free(cfg);
+        return WEFT_ERROR;
+    }
+    *state = cfg;
     return WEFT_OK;
 }
 
-static void ev_fini(void *state) { (void)state; }
+static void ev_fini(void *state) { free(state); }
 
 static const weft_plugin events_plugin = {
     WEFT_PLUGIN_HEADER,
     .name = "events",
-    .version = "1.0.0",
-    .description = "Server-Sent Events, one every interval_ms, streamed",
+    .version = "1.1.0",
+    .description = "Server-Sent Events, one every interval_ms, streamed; or a channel across replicas (fanout)",
     .init = ev_init,
     .fini = ev_fini,
     .handle = ev_handle,

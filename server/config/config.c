@@ -393,39 +393,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
         cfg->blocking.interval_s = (int)weft_cfg_int(v, g, "blocking", "interval_s", 1, 86400, 10);
     }
 
-    weft_db_cfg *db = &cfg->database;
-    const char *conninfo = "dbname=weft";
-    db->pool_connections = 0; /* pool workers share the loops' pipelined connections (docs/DATABASE.md) */
-    db->loop_connections = 1;
-    db->statement_timeout_ms = 5000;
-    db->connect_timeout_s = 5;
-    db->tx_connections = 4;
-    db->tx_wait_ms = 1000;
-    if ((g = weft_cfg_member(v, root, "", "database", CONFIG_TYPE_GROUP)) != NULL) {
-        static const char *const db_keys[] = {"conninfo", "pool_connections", "loop_connections",
-                                              "statement_timeout_ms", "connect_timeout_s", "tx_connections",
-                                              "tx_wait_ms", "password_file", NULL};
-        weft_cfg_check_keys(v, g, "database", db_keys);
-        db->configured = 1;
-        conninfo = weft_cfg_string(v, g, "database", "conninfo", conninfo);
-        db->pool_connections = (int)weft_cfg_int(v, g, "database", "pool_connections", 0, 1000, 0);
-        db->loop_connections = (int)weft_cfg_int(v, g, "database", "loop_connections", 1, 64, 1);
-        db->statement_timeout_ms = (int)weft_cfg_int(v, g, "database", "statement_timeout_ms", 1, 3600000, 5000);
-        db->connect_timeout_s = (int)weft_cfg_int(v, g, "database", "connect_timeout_s", 1, 600, 5);
-        db->tx_connections = (int)weft_cfg_int(v, g, "database", "tx_connections", 1, 1000, 4);
-        db->tx_wait_ms = (int)weft_cfg_int(v, g, "database", "tx_wait_ms", 0, 600000, 1000);
-        /* The password outside the conninfo: a credential file, never the config text. */
-        const char *pf = weft_cfg_string(v, g, "database", "password_file", NULL);
-        if (pf != NULL)
-            db->password = weft_cfg_secret_read(v, config_setting_get_member(g, "password_file"),
-                                                "database.password_file", cfg->path, pf, NULL);
-    }
-    db->conninfo = weft_cfg_strdup(conninfo);
-    /* packaging/run.sh and container setups point libpq at the server
-     * through the environment alone: that is a configured database too. */
-    static const char *const pg_env[] = {"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE", NULL};
-    for (const char *const *e = pg_env; *e != NULL && !db->configured; e++)
-        db->configured = getenv(*e) != NULL && getenv(*e)[0] != '\0';
+    weft_cfg_load_database(v, cfg, root);
 
     cfg->shutdown.grace_s = 10;
     if ((g = weft_cfg_member(v, root, "", "shutdown", CONFIG_TYPE_GROUP)) != NULL) {
@@ -594,8 +562,7 @@ void weft_config_free(weft_config *cfg)
     weft_route_files_free(cfg);
     free(cfg->log.access_log);
     free(cfg->log.error_log);
-    free(cfg->database.conninfo);
-    free(cfg->database.password);
+    weft_cfg_free_database(cfg);
     free(cfg->admin.host);
     for (size_t i = 0; i < cfg->admin.n_allowed_hosts; i++)
         free(cfg->admin.allowed_hosts[i]);

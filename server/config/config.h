@@ -112,8 +112,12 @@ typedef struct weft_static_cfg {
 
 enum { WEFT_OFF = 0, WEFT_ON_MAIN = 1, WEFT_ON_ADMIN = 2 };
 
+/* database.pooler: what stands between weft and PostgreSQL (docs/DATABASE.md, "Through a connection pooler"). */
+enum { WEFT_POOLER_NONE, WEFT_POOLER_SESSION, WEFT_POOLER_TRANSACTION };
+
 typedef struct weft_db_cfg {
     char *conninfo;        /* libpq conninfo; PG* environment variables fill the rest */
+    char *listen_conninfo; /* LISTEN's own session (db_listen.c); NULL: conninfo, unless pooler is transaction */
     char *password;        /* database.password_file's content; NULL: libpq's own ways */
     int pool_connections;  /* blocking connections lent to pool workers; 0: workers use the loops' pipelined ones */
     int loop_connections;  /* pipelined non-blocking connections per event loop */
@@ -121,6 +125,8 @@ typedef struct weft_db_cfg {
     int connect_timeout_s;
     int tx_connections; /* connections held by open transactions: per event loop, and for pool workers */
     int tx_wait_ms;     /* how long db_begin waits for one before WEFT_UNAVAILABLE */
+    int pooler;         /* WEFT_POOLER_*: no `options` startup parameter behind one; statement_timeout set by SQL */
+    int unnamed;        /* database.prepared = false: unnamed statements (a Parse with each); else named, once per connection */
     int configured; /* a database group, or PGHOST/PGHOSTADDR/PGPORT/PGDATABASE/PGSERVICE: readiness checks it */
 } weft_db_cfg;
 

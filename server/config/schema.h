@@ -75,6 +75,11 @@ void weft_cfg_load_route_static(vctx *v, weft_config *cfg, const config_setting_
 void weft_cfg_load_listen(vctx *v, weft_config *cfg, const config_setting_t *root);
 void weft_cfg_load_admin(vctx *v, weft_config *cfg, const config_setting_t *root);
 
+/* database_cfg.c: the database group (defaults when absent, PG* variables counted as configured);
+ * weft_cfg_free_database frees its strings. */
+void weft_cfg_load_database(vctx *v, weft_config *cfg, const config_setting_t *root);
+void weft_cfg_free_database(weft_config *cfg);
+
 /* trace_cfg.c: the trace group (defaults when absent); trace_cfg_free frees its strings. */
 void weft_cfg_load_trace(vctx *v, weft_config *cfg, const config_setting_t *root);
 void weft_cfg_free_trace(weft_config *cfg);

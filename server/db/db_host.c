@@ -77,6 +77,7 @@ typedef struct loop_stmt {
     weft_await a; /* first: the await's callbacks get it back as a loop_stmt */
     const char *sql;
     int n;
+    unsigned flags; /* weft_dbloop_send's */
     const char *const *params;
     PGresult *res;
     weft_dbq *q; /* the statement while it runs (loop thread) */
@@ -100,7 +101,7 @@ static void start_stmt(weft_await *a)
     }
     /* NULL: already answered (database down), and the waiter may have
      * returned with `w` on its stack: not one more write to it. */
-    weft_dbq *q = weft_dbloop_query(db, w->sql, w->n, w->params, on_stmt_result, w);
+    weft_dbq *q = weft_dbloop_send(db, w->sql, w->n, w->params, w->flags, on_stmt_result, w);
     if (q != NULL)
         w->q = q;
 }
@@ -125,12 +126,14 @@ static void cancel_stmt(weft_await *a)
     weft_await_done(a, WEFT_CANCELLED);
 }
 
-static int loop_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
+static int loop_query(weft_req *r, const char *sql, int n, const char *const *params, unsigned flags,
+                      weft_result **res)
 {
     int in_tx = weft_req_tx(r) != NULL;
     loop_stmt w = {.a = {.r = r, .start = in_tx ? start_tx_stmt : start_stmt, .cancel = in_tx ? NULL : cancel_stmt},
                    .sql = sql,
                    .n = n,
+                   .flags = flags,
                    .params = params};
     int rc = weft_await_block(&w.a);
     *res = (weft_result *)w.res;
@@ -151,6 +154,12 @@ static int in_place_query(weft_req *r, const char *sql, int n, const char *const
 
 int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const *params, weft_result **res)
 {
+    return weft_db_host_query_flags(r, sql, n, params, WEFT_DBQ_TIMED, res);
+}
+
+int weft_db_host_query_flags(weft_req *r, const char *sql, int n, const char *const *params, unsigned flags,
+                             weft_result **res)
+{
     *res = NULL;
     if (weft_req_cancelled(r)) {
         weft_tx_cancelled(r); /* a worker's open transaction ends now */
@@ -161,7 +170,7 @@ int weft_db_host_db_query(weft_req *r, const char *sql, int n, const char *const
     if (weft_await_refused(r, "db_query()", "db_query_async()"))
         return WEFT_ERROR;
     int in_place = weft_await_in_place(r) && (weft_req_tx(r) != NULL || r->route->db_cfg->pool_connections > 0);
-    int rc = in_place ? in_place_query(r, sql, n, params, res) : loop_query(r, sql, n, params, res);
+    int rc = in_place ? in_place_query(r, sql, n, params, res) : loop_query(r, sql, n, params, flags, res);
     /* Withdrawn meanwhile: its result, whatever it says, is not the handler's. */
     if (weft_req_cancelled(r) && rc != WEFT_OK) {
         weft_db_host_result_free(*res);
@@ -179,22 +188,61 @@ typedef struct async_wait {
     void *arg;
     int rc;
     PGresult *res;
+    struct async_wait *next; /* the request's statements in flight */
 } async_wait;
 
+/* A reactive request's statements in flight outside a transaction. A
+ * handler may finish (done(), a WebSocket that closed) with some still on
+ * their way: they are abandoned then, so that no callback ever reaches a
+ * request that is gone. */
+typedef struct async_list {
+    async_wait *head;
+    int deferred;
+} async_list;
+WEFT_REQ_SLOT(async_slot, async_list)
+
+static async_list *pending_of(weft_req *r) { return weft_req_ext(r, async_slot); }
+
+static void pending_remove(async_wait *a)
+{
+    for (async_wait **pp = &pending_of(a->r)->head; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == a) {
+            *pp = a->next;
+            return;
+        }
+}
+
+static void abandon_pending(weft_req *r, void *arg)
+{
+    (void)arg;
+    async_list *l = pending_of(r);
+    while (l->head != NULL) {
+        async_wait *a = l->head;
+        l->head = a->next;
+        weft_req_wait_remove(r, &a->wait);
+        weft_dbloop_abandon(a->q);
+        free(a);
+    }
+}
+
+/* `a` is malloc'd, not from the request's arena: a WebSocket's request
+ * may run statements for as long as the socket lives. */
 static void run_async_cb(void *ctx)
 {
-    async_wait *a = ctx;
-    if (a->rc != WEFT_OK && a->rc != WEFT_CANCELLED && weft_req_cancelled(a->r)) {
-        PQclear(a->res); /* e.g. a transaction's statement cancelled on the server */
-        a->res = NULL;
-        a->rc = WEFT_CANCELLED;
+    async_wait a = *(async_wait *)ctx;
+    free(ctx);
+    if (a.rc != WEFT_OK && a.rc != WEFT_CANCELLED && weft_req_cancelled(a.r)) {
+        PQclear(a.res); /* e.g. a transaction's statement cancelled on the server */
+        a.res = NULL;
+        a.rc = WEFT_CANCELLED;
     }
-    a->cb(a->r, a->arg, a->rc, (weft_result *)a->res);
+    a.cb(a.r, a.arg, a.rc, (weft_result *)a.res);
 }
 
 static void on_async_result(void *arg, int rc, PGresult *res)
 {
     async_wait *a = arg;
+    pending_remove(a); /* a transaction's is in no list: not found */
     weft_req_wait_remove(a->r, &a->wait);
     a->rc = rc;
     a->res = res;
@@ -204,6 +252,7 @@ static void on_async_result(void *arg, int rc, PGresult *res)
 static void cancel_async_query(weft_wait *wt)
 {
     async_wait *a = H2O_STRUCT_FROM_MEMBER(async_wait, wait, wt);
+    pending_remove(a);
     weft_dbloop_abandon(a->q);
     a->rc = WEFT_CANCELLED;
     weft_dispatch_run(a->r, run_async_cb, a);
@@ -212,13 +261,20 @@ static void cancel_async_query(weft_wait *wt)
 void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char *const *params, weft_db_callback cb,
                               void *arg)
 {
+    weft_db_host_query_async_flags(r, sql, n, params, WEFT_DBQ_TIMED, cb, arg);
+}
+
+void weft_db_host_query_async_flags(weft_req *r, const char *sql, int n, const char *const *params, unsigned flags,
+                                    weft_db_callback cb, void *arg)
+{
     if (weft_req_cancelled(r)) {
         cb(r, arg, WEFT_CANCELLED, NULL);
         return;
     }
-    async_wait *a = no_database(r) ? NULL : weft_req_alloc(r, sizeof(*a));
+    async_wait *a = no_database(r) ? NULL : malloc(sizeof(*a));
     weft_dbloop *db = a != NULL && weft_req_tx(r) == NULL ? loop_db(r) : NULL;
     if (a == NULL || (db == NULL && weft_req_tx(r) == NULL)) {
+        free(a);
         cb(r, arg, WEFT_UNAVAILABLE, NULL);
         return;
     }
@@ -227,9 +283,21 @@ void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char
         weft_tx_query_loop(r, sql, n, params, on_async_result, a);
         return;
     }
-    /* Registered first: the result may arrive before the query call returns. */
+    async_list *l = pending_of(r);
+    if (!l->deferred && weft_req_defer(r, abandon_pending, NULL) != 0) {
+        free(a);
+        cb(r, arg, WEFT_UNAVAILABLE, NULL);
+        return;
+    }
+    l->deferred = 1;
+    /* Registered first: the result may arrive before the query call returns
+     * (then `a` is gone, and the NULL handle says so). */
+    a->next = l->head;
+    l->head = a;
     weft_req_wait_add(r, &a->wait, cancel_async_query);
-    a->q = weft_dbloop_query(db, sql, n, params, on_async_result, a);
+    weft_dbq *q = weft_dbloop_send(db, sql, n, params, flags, on_async_result, a);
+    if (q != NULL)
+        a->q = q;
 }
 
 /* A weft_result is a PGresult: the opaque type keeps libpq out of the ABI. */

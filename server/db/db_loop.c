@@ -14,6 +14,17 @@
  * write, when the pass ends (flush_pass). libpq 15's PQpipelineSync flushes
  * as it syncs, so there every statement is its own write.
  *
+ * Behind a pooler (database.pooler) the statement timeout cannot be a
+ * startup option: a session pooler's connection runs `SET statement_timeout`
+ * first (it is the session's server connection), and a transaction pooler's
+ * statements each carry weft_db_timeout_sql ahead of them under their own
+ * Sync (WEFT_DBQ_TIMED), one more result group per statement. Without named
+ * statements (database.prepared = false) a statement is Parse + Bind/Execute
+ * every time (PQsendQueryParams), still pipelined.
+ *
+ * A connection may also carry LISTEN (weft_dbloop_watch): notifications
+ * are read with the results, and the watcher hears of every (re)connect.
+ *
  * Everything here runs on the owning loop thread.
  */
 #include <stdio.h>
@@ -22,10 +33,10 @@
 #include <unistd.h>
 
 #include "db/db.h"
+#include "db/db_stmt.h"
 #include "base/log.h"
 #include "core/loop.h"
 
-enum { PH_PREPARE, PH_EXEC, PH_SYNC };
 enum { C_DOWN, C_CONNECTING, C_READY };
 
 struct weft_dbq {
@@ -33,17 +44,12 @@ struct weft_dbq {
     struct dbconn *conn;
     weft_dbloop_cb cb;
     void *arg;
-    int phase;
-    int abandoned; /* its caller already got WEFT_TIMEOUT, or was cancelled */
-    PGresult *res;
-    PGresult *prep_error;
+    weft_dbstmt st; /* what is sent, and the results that came (db_stmt.c) */
+    int abandoned;  /* its caller already got WEFT_TIMEOUT, or was cancelled */
     uint64_t start_ns;
     weft_timer timeout;
     weft_dbloop *owner;
-    /* copies, so the statement survives its request */
-    char *sql;
-    int nparams;
-    char **params;
+    /* copies, so the statement survives its request: st's text and parameters */
 };
 typedef struct weft_dbq dbq;
 
@@ -73,11 +79,20 @@ struct weft_dbloop {
     int reported_down;
     uint64_t epoch; /* sessions opened so far: a transaction notices a reconnect */
     weft_dbloop *next_retired;
+    const char *session_sql; /* run first on every new connection (pooler = "session"), or NULL */
+    char session_buf[64];
+    char timeout_ms[16]; /* weft_db_timeout_sql's $1 */
+    /* weft_dbloop_watch */
+    weft_dbloop_up_fn on_up;
+    weft_dbloop_down_fn on_down;
+    weft_dbloop_notify_fn on_notify;
+    void *watch_ctx;
 };
 
 static void conn_io(h2o_socket_t *sock, const char *err);
 static void conn_connect(dbconn *c);
 static void send_waiting(weft_dbloop *d);
+static void session_setup(dbconn *c);
 
 /* Connections of this loop thread holding statements not yet written
  * (libpq 17 only; see flush_pass). */
@@ -107,8 +122,7 @@ static void unflushed_remove(dbconn *c)
 
 static void q_free(dbq *q)
 {
-    PQclear(q->res);
-    PQclear(q->prep_error);
+    weft_dbstmt_clear(&q->st);
     free(q);
 }
 
@@ -163,8 +177,9 @@ static void report_down(weft_dbloop *d, const char *why)
     if (d->reported_down)
         return;
     d->reported_down = 1;
-    weft_log_error("database (loop %d connections): %s; failing requests fast with 503 and reconnecting with backoff",
-                   d->loop->index, why);
+    weft_log_error("database (loop %d connections): %s%s; failing requests fast with 503 and reconnecting with "
+                   "backoff",
+                   d->loop->index, why, weft_db_connect_hint(why));
 }
 
 static int any_state(weft_dbloop *d, int state)
@@ -220,8 +235,11 @@ static void conn_broken(dbconn *c, const char *why, int rc)
     c->tail = NULL;
     c->inflight = 0;
     report_down(d, msg);
-    if (!any_state(d, C_READY) && !any_state(d, C_CONNECTING))
+    if (!any_state(d, C_READY) && !any_state(d, C_CONNECTING)) {
         fail_waiting(d, WEFT_UNAVAILABLE);
+        if (d->on_down != NULL)
+            d->on_down(d->watch_ctx);
+    }
     c->backoff_ms = weft_db_backoff_next(c->backoff_ms);
     if (weft_timers_add(d->loop->timers, &c->retry, c->backoff_ms, on_retry) != 0)
         weft_log_error("database: out of memory scheduling a reconnect; the next statement retries");
@@ -276,11 +294,17 @@ static void conn_ready(dbconn *c)
     if (c->backoff_ms > 0)
         weft_db_metric_reconnect();
     c->backoff_ms = 0;
-    if (c->owner->reported_down) {
-        c->owner->reported_down = 0;
-        weft_log_info("database (loop %d connections): reachable again", c->owner->loop->index);
+    weft_dbloop *d = c->owner;
+    if (d->reported_down) {
+        d->reported_down = 0;
+        weft_log_info("database (loop %d connections): reachable again", d->loop->index);
     }
-    send_waiting(c->owner);
+    /* First in the pipeline, so every statement behind it runs with it. */
+    if (d->session_sql != NULL)
+        session_setup(c);
+    if (c->state == C_READY && d->on_up != NULL)
+        d->on_up(d->watch_ctx, d->epoch);
+    send_waiting(d);
 }
 
 static void flush(dbconn *c)
@@ -292,56 +316,21 @@ static void flush(dbconn *c)
         conn_watch(c, 1);
 }
 
-/* Feeds one result (or the NULL that ends a statement) to the oldest statement. */
+/* Feeds one result (or the NULL that ends a group) to the oldest statement. */
 static void advance(dbconn *c, PGresult *r)
 {
     dbq *q = c->head;
-    switch (q->phase) {
-    case PH_PREPARE:
-        if (r != NULL) {
-            if (PQresultStatus(r) != PGRES_COMMAND_OK && q->prep_error == NULL)
-                q->prep_error = r;
-            else
-                PQclear(r);
-        } else {
-            q->phase = PH_EXEC;
-        }
+    if (!weft_dbstmt_feed(&q->st, r))
         return;
-    case PH_EXEC:
-        if (r != NULL) {
-            if (q->res == NULL)
-                q->res = r;
-            else
-                PQclear(r);
-        } else {
-            q->phase = PH_SYNC;
-        }
-        return;
-    default:
-        if (r != NULL && PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
-            PQclear(r); /* stray result; keep waiting for the Sync */
-            return;
-        }
-        PQclear(r);
-        c->head = q->next;
-        if (c->head == NULL)
-            c->tail = NULL;
-        if (--c->inflight == 0)
-            weft_db_metric_busy(-1);
-        weft_db_metric_query(weft_now_ns() - q->start_ns);
-        PGresult *res = q->prep_error != NULL ? q->prep_error : q->res;
-        if (q->prep_error != NULL) {
-            int idx = weft_stmt_find(&c->stmts, q->sql);
-            if (idx >= 0)
-                weft_stmt_forget(&c->stmts, idx);
-        }
-        int rc = weft_db_result_rc(res);
-        if (res == q->res)
-            q->res = NULL;
-        else
-            q->prep_error = NULL;
-        q_finish(q, rc, res);
-    }
+    c->head = q->next;
+    if (c->head == NULL)
+        c->tail = NULL;
+    if (--c->inflight == 0)
+        weft_db_metric_busy(-1);
+    weft_db_metric_query(weft_now_ns() - q->start_ns);
+    int rc;
+    PGresult *res = weft_dbstmt_take(&q->st, &c->stmts, &c->owner->cfg, &rc);
+    q_finish(q, rc, res);
 }
 
 static void conn_read(dbconn *c)
@@ -356,6 +345,13 @@ static void conn_read(dbconn *c)
         advance(c, r);
         if (c->state != C_READY)
             return;
+    }
+    if (c->owner->on_notify != NULL) {
+        PGnotify *n;
+        while ((n = PQnotifies(c->pg)) != NULL) {
+            c->owner->on_notify(c->owner->watch_ctx, n->relname, n->extra);
+            PQfreemem(n);
+        }
     }
     if (PQstatus(c->pg) != CONNECTION_OK)
         conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
@@ -383,26 +379,13 @@ static void conn_io(h2o_socket_t *sock, const char *err)
 
 static void conn_send(dbconn *c, dbq *q)
 {
-    char name[32];
-    int idx = weft_stmt_find(&c->stmts, q->sql);
-    q->phase = PH_EXEC;
-    if (idx < 0) {
-        if ((idx = weft_stmt_add(&c->stmts, q->sql)) < 0) {
-            q_finish(q, WEFT_UNAVAILABLE, NULL);
-            return;
-        }
-        snprintf(name, sizeof(name), "weft_%d", idx);
-        if (!PQsendPrepare(c->pg, name, q->sql, q->nparams, NULL)) {
-            conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
-            q_finish(q, WEFT_UNAVAILABLE, NULL);
-            return;
-        }
-        q->phase = PH_PREPARE;
+    int sent = weft_dbstmt_send(&q->st, c->pg, &c->stmts, c->owner->cfg.unnamed, c->owner->timeout_ms);
+    if (sent == -2) {
+        q_finish(q, WEFT_UNAVAILABLE, NULL); /* out of memory: 503, the connection is fine */
+        return;
     }
-    snprintf(name, sizeof(name), "weft_%d", idx);
     int batched = weft_pq_has_send_pipeline_sync();
-    if (!PQsendQueryPrepared(c->pg, name, q->nparams, (const char *const *)q->params, NULL, NULL, 0) ||
-        !(batched ? PQsendPipelineSync(c->pg) : PQpipelineSync(c->pg))) {
+    if (sent < 0 || !(batched ? PQsendPipelineSync(c->pg) : PQpipelineSync(c->pg))) {
         conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
         q_finish(q, WEFT_UNAVAILABLE, NULL);
         return;
@@ -424,7 +407,7 @@ static void conn_send(dbconn *c, dbq *q)
 
 /* The end of a loop pass: what its handlers queued leaves, one write per
  * connection (a full socket buffer is finished by conn_io as usual). */
-static void flush_pass(weft_loop *L)
+void weft_dbloop_pass(weft_loop *L)
 {
     (void)L;
     while (unflushed != NULL) {
@@ -459,14 +442,23 @@ static void send_waiting(weft_dbloop *d)
 
 weft_dbloop *weft_dbloop_new(weft_loop *loop, const weft_db_cfg *cfg)
 {
+    return weft_dbloop_new_to(loop, cfg, NULL);
+}
+
+weft_dbloop *weft_dbloop_new_to(weft_loop *loop, const weft_db_cfg *cfg, const char *conninfo)
+{
     weft_dbloop *d = calloc(1, sizeof(*d));
     if (d == NULL)
         return NULL;
     d->loop = loop;
-    d->cfg = *cfg;
-    d->cfg.conninfo = strdup(cfg->conninfo);
-    d->cfg.password = cfg->password != NULL ? strdup(cfg->password) : NULL; /* outlives the config */
-    weft_db_params_init(&d->params, &d->cfg);
+    weft_db_cfg_copy(&d->cfg, cfg);
+    if (conninfo != NULL) {
+        free(d->cfg.conninfo);
+        d->cfg.conninfo = strdup(conninfo);
+    }
+    weft_db_params_init(&d->params, &d->cfg, NULL);
+    d->session_sql = weft_db_session_sql(&d->cfg, d->session_buf, sizeof(d->session_buf));
+    snprintf(d->timeout_ms, sizeof(d->timeout_ms), "%d", d->cfg.statement_timeout_ms);
     d->n = cfg->loop_connections;
     d->conns = calloc((size_t)d->n, sizeof(dbconn));
     for (int i = 0; i < d->n; i++) {
@@ -474,6 +466,15 @@ weft_dbloop *weft_dbloop_new(weft_loop *loop, const weft_db_cfg *cfg)
         conn_connect(&d->conns[i]);
     }
     return d;
+}
+
+void weft_dbloop_watch(weft_dbloop *d, weft_dbloop_up_fn on_up, weft_dbloop_down_fn on_down,
+                       weft_dbloop_notify_fn on_notify, void *ctx)
+{
+    d->on_up = on_up;
+    d->on_down = on_down;
+    d->on_notify = on_notify;
+    d->watch_ctx = ctx;
 }
 
 void weft_dbloop_free(weft_dbloop *d)
@@ -500,8 +501,7 @@ void weft_dbloop_free(weft_dbloop *d)
         weft_stmt_clear(&c->stmts);
     }
     free(d->conns);
-    free(d->cfg.conninfo);
-    free(d->cfg.password);
+    weft_db_cfg_release(&d->cfg);
     free(d);
 }
 
@@ -517,6 +517,8 @@ int weft_dbloop_ready(const weft_dbloop *d)
     return 0;
 }
 
+int weft_dbloop_connecting(const weft_dbloop *d) { return any_state((weft_dbloop *)d, C_CONNECTING); }
+
 size_t weft_dbloop_inflight(const weft_dbloop *d)
 {
     size_t n = 0;
@@ -527,40 +529,96 @@ size_t weft_dbloop_inflight(const weft_dbloop *d)
     return n;
 }
 
+weft_dbloop *weft__dbloop_next(const weft_dbloop *d) { return d->next_retired; }
+void weft__dbloop_set_next(weft_dbloop *d, weft_dbloop *next) { d->next_retired = next; }
+
 PGconn *weft_dbloop_pg(const weft_dbloop *d) { return d->n > 0 && d->conns[0].state == C_READY ? d->conns[0].pg : NULL; }
 
-weft_dbq *weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
-                            void *arg)
+/* One allocation for the statement and copies of its text and parameters:
+ * a timed-out request is freed while its statement is still in flight. */
+static dbq *q_new(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb, void *arg)
 {
-    /* One allocation for the statement and copies of its text and parameters:
-     * a timed-out request is freed while its statement is still in flight. */
     size_t size = sizeof(dbq) + strlen(sql) + 1 + (size_t)n * sizeof(char *);
     for (int i = 0; i < n; i++)
         size += params[i] != NULL ? strlen(params[i]) + 1 : 0;
     dbq *q = calloc(1, size);
-    if (q == NULL) {
-        cb(arg, WEFT_UNAVAILABLE, NULL);
+    if (q == NULL)
         return NULL;
-    }
     q->owner = d;
     q->start_ns = weft_now_ns();
     q->cb = cb;
     q->arg = arg;
-    q->nparams = n;
-    q->params = (char **)(q + 1);
-    char *p = (char *)(q->params + n);
+    char **copies = (char **)(q + 1);
+    char *p = (char *)(copies + n);
     for (int i = 0; i < n; i++) {
         if (params[i] == NULL) {
-            q->params[i] = NULL;
+            copies[i] = NULL;
             continue;
         }
         size_t len = strlen(params[i]) + 1;
-        q->params[i] = memcpy(p, params[i], len);
+        copies[i] = memcpy(p, params[i], len);
         p += len;
     }
-    q->sql = strcpy(p, sql);
+    q->st.nparams = n;
+    q->st.params = (const char *const *)copies;
+    q->st.sql = strcpy(p, sql);
+    return q;
+}
 
-    dbconn *c = least_loaded(d);
+static void on_session_setup(void *arg, int rc, PGresult *res)
+{
+    weft_dbloop *d = arg;
+    if (rc != WEFT_OK && rc != WEFT_UNAVAILABLE && rc != WEFT_CANCELLED)
+        weft_log_error("database (loop %d connections): %s failed: %s", d->loop->index, d->session_sql,
+                       res != NULL ? PQresultErrorMessage(res) : "no answer");
+    PQclear(res);
+}
+
+/* A new session's SET, ahead of anything else on the connection. */
+static void session_setup(dbconn *c)
+{
+    weft_dbloop *d = c->owner;
+    dbq *q = q_new(d, d->session_sql, 0, NULL, on_session_setup, d);
+    if (q == NULL || weft_timers_add(d->loop->timers, &q->timeout, (uint64_t)d->cfg.statement_timeout_ms + 1000,
+                                     on_q_timeout) != 0) {
+        free(q);
+        conn_broken(c, "out of memory setting up a new connection", WEFT_UNAVAILABLE);
+        return;
+    }
+    q->st.flags = WEFT_DBQ_UNNAMED;
+    conn_send(c, q);
+}
+
+/* The connection a pinned statement asks for, while it is up. */
+static dbconn *pinned(weft_dbloop *d, unsigned flags)
+{
+    if (!(flags & WEFT_DBQ_PINNED))
+        return NULL;
+    dbconn *c = &d->conns[(flags >> 8) % (unsigned)d->n];
+    return c->state == C_READY ? c : NULL;
+}
+
+weft_dbq *weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb,
+                            void *arg)
+{
+    return weft_dbloop_send(d, sql, n, params, 0, cb, arg);
+}
+
+weft_dbq *weft_dbloop_send(weft_dbloop *d, const char *sql, int n, const char *const *params, unsigned flags,
+                           weft_dbloop_cb cb, void *arg)
+{
+    dbq *q = q_new(d, sql, n, params, cb, arg);
+    if (q == NULL) {
+        cb(arg, WEFT_UNAVAILABLE, NULL);
+        return NULL;
+    }
+    /* The timeout only travels with statements behind a transaction pooler. */
+    q->st.flags = d->cfg.pooler == WEFT_POOLER_TRANSACTION
+                      ? flags
+                      : flags & ~(unsigned)(WEFT_DBQ_TIMED | WEFT_DBQ_TIMED_BEGIN);
+    dbconn *c = pinned(d, flags);
+    if (c == NULL)
+        c = least_loaded(d);
     if (c == NULL && !any_state(d, C_CONNECTING)) {
         /* Down, and between reconnect attempts: don't make the client wait. */
         q->abandoned = 1;
@@ -599,64 +657,3 @@ void weft_dbloop_abandon(weft_dbq *q)
         q_finish(q, WEFT_CANCELLED, NULL);
     }
 }
-
-/* The loop's connections for the serving settings, and those retired by a
- * reload until their statements are done. */
-WEFT_LOOP_SLOT(db_slot)
-WEFT_LOOP_SLOT(retired_slot)
-
-void weft_dbloop_retire(weft_loop *loop, weft_dbloop *d)
-{
-    d->next_retired = weft_loop_get(loop, retired_slot);
-    weft_loop_set(loop, retired_slot, d);
-    weft_dbloop_reap(loop, 0);
-}
-
-void weft_dbloop_reap(weft_loop *loop, int all)
-{
-    weft_dbloop *keep = NULL, **tail = &keep;
-    for (weft_dbloop *d = weft_loop_get(loop, retired_slot), *next; d != NULL; d = next) {
-        next = d->next_retired;
-        if (all || weft_dbloop_inflight(d) == 0) {
-            weft_dbloop_free(d);
-        } else {
-            *tail = d;
-            tail = &d->next_retired;
-        }
-    }
-    *tail = NULL;
-    weft_loop_set(loop, retired_slot, keep);
-}
-
-weft_dbloop *weft_dbloop_for(weft_loop *loop, const weft_db_cfg *cfg)
-{
-    /* A reload with new database settings gets new connections; the old set
-     * retires once its statements are done. */
-    weft_dbloop *d = weft_loop_get(loop, db_slot);
-    if (d != NULL && !weft_db_cfg_equal(weft_dbloop_cfg(d), cfg)) {
-        weft_loop_set(loop, db_slot, NULL);
-        weft_dbloop_retire(loop, d);
-        d = NULL;
-    }
-    if (weft_loop_get(loop, retired_slot) != NULL)
-        weft_dbloop_reap(loop, 0);
-    if (d == NULL) {
-        d = weft_dbloop_new(loop, cfg);
-        weft_loop_set(loop, db_slot, d);
-    }
-    return d;
-}
-
-/* ---- per-loop state: connections close when their loop stops ---- */
-
-static void dbloop_teardown(weft_loop *L)
-{
-    weft_dbloop_free(weft_loop_get(L, db_slot));
-    weft_loop_set(L, db_slot, NULL);
-    weft_dbloop_reap(L, 1);
-    weft_db_cancels_close();
-}
-
-static const weft_loop_hook dbloop_hook = {.teardown = dbloop_teardown, .pass = flush_pass};
-
-void weft_db_attach(void) { weft_loop_add_hook(&dbloop_hook); }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "db/db_stmt.h"
 #include "base/log.h"
 #include "base/timer.h"
 #include "request/cancel.h"
@@ -22,6 +23,7 @@ WEFT_ROUTE_SLOT(weft_dbpool_route_slot)
 typedef struct pconn {
     PGconn *pg;
     weft_stmt_cache stmts;
+    int piped; /* pipeline mode, behind a transaction pooler: a statement and its timeout share one Sync */
 } pconn;
 
 struct weft_dbpool {
@@ -51,9 +53,7 @@ weft_dbpool *weft_dbpool_new(const weft_db_cfg *cfg)
     weft_dbpool *p = calloc(1, sizeof(*p));
     if (p == NULL)
         return NULL;
-    p->cfg = *cfg;
-    p->cfg.conninfo = strdup(cfg->conninfo);
-    p->cfg.password = cfg->password != NULL ? strdup(cfg->password) : NULL; /* outlives the config */
+    weft_db_cfg_copy(&p->cfg, cfg);
     p->idle = calloc(capacity(cfg), sizeof(pconn *));
     pthread_mutex_init(&p->mu, NULL);
     pthread_condattr_t ca;
@@ -80,8 +80,7 @@ void weft_dbpool_free(weft_dbpool *p)
     for (size_t i = 0; i < p->n_idle; i++)
         pconn_close(p->idle[i]);
     free(p->idle);
-    free(p->cfg.conninfo);
-    free(p->cfg.password);
+    weft_db_cfg_release(&p->cfg);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     pthread_cond_destroy(&p->tx_cv);
@@ -97,8 +96,8 @@ static void mark_down(weft_dbpool *p, const char *why)
     p->reported_down = 1;
     pthread_mutex_unlock(&p->mu);
     if (report)
-        weft_log_error("database (pool connections): %s; failing requests fast with 503 and retrying with backoff",
-                       why);
+        weft_log_error("database (pool connections): %s%s; failing requests fast with 503 and retrying with backoff",
+                       why, weft_db_connect_hint(why));
 }
 
 static void mark_up(weft_dbpool *p)
@@ -188,6 +187,35 @@ static void wait_over(pool_waiter *w)
     }
 }
 
+static int collect(PGconn *pg, uint64_t deadline_ns, PGresult **out);
+
+/* A new session, set up for the pooler in front (database.pooler); NULL
+ * after marking the pool down. */
+static PGconn *open_conn(weft_dbpool *p, uint64_t deadline_ns)
+{
+    weft_db_params params;
+    weft_db_params_init(&params, &p->cfg, NULL);
+    PGconn *pg = PQconnectdbParams(params.keys, params.values, 1);
+    char why[512] = "";
+    char sql_buf[64];
+    const char *sql = weft_db_session_sql(&p->cfg, sql_buf, sizeof(sql_buf));
+    PGresult *res = NULL;
+    if (PQstatus(pg) != CONNECTION_OK)
+        snprintf(why, sizeof(why), "cannot connect: %s", PQerrorMessage(pg));
+    else if (sql != NULL && (!PQsendQueryParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0) ||
+                             collect(pg, deadline_ns, &res) != 0 || PQresultStatus(res) != PGRES_COMMAND_OK))
+        snprintf(why, sizeof(why), "%s: %s", sql, res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(pg));
+    else if (p->cfg.pooler == WEFT_POOLER_TRANSACTION && PQenterPipelineMode(pg) != 1)
+        snprintf(why, sizeof(why), "pipeline mode: %s", PQerrorMessage(pg));
+    PQclear(res);
+    if (why[0] == '\0')
+        return pg;
+    why[strcspn(why, "\n")] = '\0';
+    PQfinish(pg);
+    mark_down(p, why);
+    return NULL;
+}
+
 /* Returns a connection, or NULL with *rc: WEFT_UNAVAILABLE (database down,
  * none freed before the deadline) or WEFT_CANCELLED (`r` was withdrawn while
  * it waited). */
@@ -228,15 +256,9 @@ static pconn *borrow(weft_dbpool *p, weft_req *r, uint64_t deadline_ns, int *rc)
         return c;
     }
 
-    weft_db_params params;
-    weft_db_params_init(&params, &p->cfg);
-    PGconn *pg = PQconnectdbParams(params.keys, params.values, 1);
-    if (PQstatus(pg) != CONNECTION_OK) {
-        char why[512];
-        snprintf(why, sizeof(why), "cannot connect: %s", PQerrorMessage(pg));
-        why[strcspn(why, "\n")] = '\0';
-        unopened(p, pg);
-        mark_down(p, why);
+    PGconn *pg = open_conn(p, deadline_ns);
+    if (pg == NULL) {
+        unopened(p, NULL);
         *rc = WEFT_UNAVAILABLE;
         return NULL;
     }
@@ -248,6 +270,7 @@ static pconn *borrow(weft_dbpool *p, weft_req *r, uint64_t deadline_ns, int *rc)
         return NULL;
     }
     c->pg = pg;
+    c->piped = p->cfg.pooler == WEFT_POOLER_TRANSACTION;
     weft_db_metric_open(1);
     weft_db_metric_busy(1);
     return c;
@@ -282,15 +305,21 @@ static int wait_socket(PGconn *pg, short events, uint64_t deadline_ns)
     return n > 0;
 }
 
-/* Collects the results of one sent command; the first is kept. Returns 0, or
- * -1 when the deadline passed or the connection failed. */
-static int collect(PGconn *pg, uint64_t deadline_ns, PGresult **out)
+/* Writes what libpq buffered, until the deadline: 0, or -1. */
+static int flush_all(PGconn *pg, uint64_t deadline_ns)
 {
     int f;
     while ((f = PQflush(pg)) == 1)
         if (!wait_socket(pg, POLLOUT, deadline_ns))
             return -1;
-    if (f < 0)
+    return f < 0 ? -1 : 0;
+}
+
+/* Collects the results of one sent command; the first is kept. Returns 0, or
+ * -1 when the deadline passed or the connection failed. */
+static int collect(PGconn *pg, uint64_t deadline_ns, PGresult **out)
+{
+    if (flush_all(pg, deadline_ns) != 0)
         return -1;
     *out = NULL;
     for (;;) {
@@ -308,38 +337,95 @@ static int collect(PGconn *pg, uint64_t deadline_ns, PGresult **out)
     }
 }
 
+/* Behind a transaction pooler: the statement and the timeout's under one
+ * Sync, pipelined (db_stmt.c). 0 with *res, -1 when the connection failed
+ * or the deadline passed. */
+static int run_piped(weft_dbpool *p, pconn *c, weft_dbstmt *st, uint64_t deadline_ns, PGresult **res)
+{
+    char ms[16];
+    snprintf(ms, sizeof(ms), "%d", p->cfg.statement_timeout_ms);
+    if (weft_dbstmt_send(st, c->pg, &c->stmts, p->cfg.unnamed, ms) != 0 || PQpipelineSync(c->pg) != 1 ||
+        flush_all(c->pg, deadline_ns) != 0)
+        return -1;
+    int synced = 0;
+    while (!synced) {
+        while (PQisBusy(c->pg))
+            if (!wait_socket(c->pg, POLLIN, deadline_ns) || !PQconsumeInput(c->pg)) {
+                weft_dbstmt_clear(st);
+                return -1;
+            }
+        synced = weft_dbstmt_feed(st, PQgetResult(c->pg));
+    }
+    int rc;
+    *res = weft_dbstmt_take(st, &c->stmts, &p->cfg, &rc);
+    weft_dbstmt_clear(st);
+    return 0;
+}
+
+/* Sends the statement: pipelined (a transaction pooler), unnamed, or
+ * prepared first in a round trip of its own. 0 when the connection failed;
+ * a failed Parse or an early cancel sets *early (the rc to return). */
+static int send_on(weft_dbpool *p, pconn *c, const char *sql, int n, const char *const *params, uint64_t deadline,
+                   PGresult **res, int *early, int (*busy)(void *ctx, PGconn *pg), void *ctx)
+{
+    *early = 0;
+    if (busy != NULL && busy(ctx, c->pg) != 0) {
+        *early = WEFT_CANCELLED; /* withdrawn before it was sent */
+        return 1;
+    }
+    if (p->cfg.unnamed)
+        return PQsendQueryParams(c->pg, sql, n, NULL, params, NULL, NULL, 0);
+    char name[32];
+    int idx = weft_stmt_find(&c->stmts, sql);
+    if (idx < 0) {
+        if ((idx = weft_stmt_add(&c->stmts, sql)) < 0) {
+            *early = WEFT_UNAVAILABLE; /* out of memory: 503; the caller gives the connection back */
+            return 1;
+        }
+        snprintf(name, sizeof(name), "weft_%d", idx);
+        PGresult *prep = NULL;
+        if (!PQsendPrepare(c->pg, name, sql, n, NULL) || collect(c->pg, deadline, &prep) != 0)
+            return 0;
+        if (PQresultStatus(prep) != PGRES_COMMAND_OK) {
+            weft_stmt_forget(&c->stmts, idx);
+            *res = prep;
+            *early = weft_db_result_rc(prep);
+            return PQstatus(c->pg) == CONNECTION_OK;
+        }
+        PQclear(prep);
+    }
+    snprintf(name, sizeof(name), "weft_%d", idx);
+    return PQsendQueryPrepared(c->pg, name, n, params, NULL, NULL, 0);
+}
+
 /* Runs one statement on a borrowed connection. Returns the rc; *broken is set
- * when the connection must not be reused. */
-static int run_on(weft_dbpool *p, pconn *c, const char *sql, int n, const char *const *params, PGresult **res,
-                  int *broken, int (*busy)(void *ctx, PGconn *pg), void *ctx)
+ * when the connection must not be reused. `timed` (WEFT_DBQ_TIMED, or
+ * _TIMED_BEGIN for BEGIN): a transaction of its own, which carries the
+ * timeout behind a transaction pooler. */
+static int run_on(weft_dbpool *p, pconn *c, const char *sql, int n, const char *const *params, unsigned timed,
+                  PGresult **res, int *broken, int (*busy)(void *ctx, PGconn *pg), void *ctx)
 {
     *res = NULL;
     *broken = 0;
     /* A little past the server's own statement_timeout, which normally fires first. */
     uint64_t start = weft_now_ns();
     uint64_t deadline = start + ((uint64_t)p->cfg.statement_timeout_ms + 1000) * 1000000u;
-    char name[32];
-    int idx = weft_stmt_find(&c->stmts, sql);
-    int ok = 1;
-    if (idx < 0) {
-        if ((idx = weft_stmt_add(&c->stmts, sql)) < 0)
-            return WEFT_UNAVAILABLE; /* out of memory: 503; the caller gives the connection back */
-        snprintf(name, sizeof(name), "weft_%d", idx);
-        PGresult *prep = NULL;
-        ok = PQsendPrepare(c->pg, name, sql, n, NULL) && collect(c->pg, deadline, &prep) == 0;
-        if (ok && PQresultStatus(prep) != PGRES_COMMAND_OK) {
-            weft_stmt_forget(&c->stmts, idx);
-            *res = prep;
-            *broken = PQstatus(c->pg) != CONNECTION_OK;
-            return weft_db_result_rc(prep);
-        }
-        PQclear(prep);
-    }
-    snprintf(name, sizeof(name), "weft_%d", idx);
-    if (ok && busy != NULL && busy(ctx, c->pg) != 0)
+    int ok, early = 0;
+    weft_dbstmt st = {.sql = sql, .nparams = n, .params = params, .flags = timed};
+    if (c->piped && busy != NULL && busy(ctx, c->pg) != 0)
         return WEFT_CANCELLED; /* withdrawn before it was sent */
-    if (ok)
-        ok = PQsendQueryPrepared(c->pg, name, n, params, NULL, NULL, 0) && collect(c->pg, deadline, res) == 0;
+    if (c->piped) {
+        ok = run_piped(p, c, &st, deadline, res) == 0;
+    } else if ((ok = send_on(p, c, sql, n, params, deadline, res, &early, busy, ctx)) && early != 0) {
+        if (early != WEFT_CANCELLED && busy != NULL)
+            busy(ctx, NULL);
+        *broken = PQstatus(c->pg) != CONNECTION_OK;
+        return early;
+    } else if (ok) {
+        ok = collect(c->pg, deadline, res) == 0;
+        if (ok)
+            weft_dbstmt_forget(&c->stmts, &p->cfg, sql, 0, 0, *res);
+    }
     if (busy != NULL)
         busy(ctx, NULL);
     if (!ok || PQstatus(c->pg) != CONNECTION_OK) {
@@ -373,7 +459,7 @@ int weft_dbpool_query(weft_dbpool *p, weft_req *r, const char *sql, int n, const
     pconn *c = borrow(p, r, deadline, &rc);
     if (c == NULL)
         return rc;
-    rc = run_on(p, c, sql, n, params, res, &broken, busy, ctx);
+    rc = run_on(p, c, sql, n, params, WEFT_DBQ_TIMED, res, &broken, busy, ctx);
     give_back(p, c, broken);
     return rc;
 }
@@ -426,7 +512,15 @@ int weft_dbpool_tx_query(weft_dbpool *p, weft_dbpool_tx *t, const char *sql, int
     /* A transaction lives and dies with its session: never reconnect inside it. */
     if (t->broken)
         return WEFT_UNAVAILABLE;
-    return run_on(p, t->c, sql, n, params, res, &t->broken, busy, ctx);
+    return run_on(p, t->c, sql, n, params, 0, res, &t->broken, busy, ctx);
+}
+
+int weft_dbpool_tx_begin(weft_dbpool *p, weft_dbpool_tx *t, const char *sql, PGresult **res)
+{
+    *res = NULL;
+    if (t->broken)
+        return WEFT_UNAVAILABLE;
+    return run_on(p, t->c, sql, 0, NULL, WEFT_DBQ_TIMED_BEGIN, res, &t->broken, NULL, NULL);
 }
 
 void weft_dbpool_unhold(weft_dbpool *p, weft_dbpool_tx *t)

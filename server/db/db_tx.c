@@ -244,7 +244,7 @@ static int begin_worker(weft_req *r, weft_tx *tx)
     if (tx->ptx == NULL)
         return rc;
     PGresult *res = NULL;
-    rc = weft_dbpool_tx_query(tx->pool, tx->ptx, weft_tx_begin_sql(tx->isolation), 0, NULL, &res, NULL, NULL);
+    rc = weft_dbpool_tx_begin(tx->pool, tx->ptx, weft_tx_begin_sql(tx->isolation), &res);
     PQclear(res);
     if (rc == WEFT_OK && weft_req_cancelled(r)) {
         rollback_worker(r, tx);

@@ -99,13 +99,10 @@ static weft_txset *txset_new(weft_loop *L, const weft_db_cfg *cfg)
     if (s == NULL)
         return NULL;
     s->idle = calloc((size_t)cfg->tx_connections, sizeof(*s->idle));
-    s->cfg = *cfg;
-    s->cfg.conninfo = strdup(cfg->conninfo);
-    s->cfg.password = cfg->password != NULL ? strdup(cfg->password) : NULL; /* outlives the config */
+    weft_db_cfg_copy(&s->cfg, cfg);
     if (s->idle == NULL || s->cfg.conninfo == NULL) {
         free(s->idle);
-        free(s->cfg.conninfo);
-        free(s->cfg.password);
+        weft_db_cfg_release(&s->cfg);
         free(s);
         return NULL;
     }
@@ -122,8 +119,7 @@ static void txset_free(weft_txset *s)
         weft_dbloop_free(s->idle[i]);
     free(s->idle);
     free(s->trash);
-    free(s->cfg.conninfo);
-    free(s->cfg.password);
+    weft_db_cfg_release(&s->cfg);
     free(s);
 }
 
@@ -202,7 +198,9 @@ static void on_begin_result(void *arg, int rc, PGresult *res)
 static void send_begin(weft_tx *tx)
 {
     tx->phase = TX_BEGINNING;
-    weft_dbloop_query(tx->d, begin_sql[tx->isolation], 0, NULL, on_begin_result, tx);
+    /* Behind a transaction pooler the statement timeout rides with BEGIN and
+     * holds until the transaction ends: its statements need none of their own. */
+    weft_dbloop_send(tx->d, begin_sql[tx->isolation], 0, NULL, WEFT_DBQ_TIMED_BEGIN, on_begin_result, tx);
 }
 
 void weft_tx_unqueue(weft_tx *tx, int rc)

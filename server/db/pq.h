@@ -36,7 +36,9 @@
     X(PQerrorMessage)                                                                                              \
     X(PQfinish)                                                                                                    \
     X(PQflush)                                                                                                     \
+    X(PQescapeIdentifier)                                                                                          \
     X(PQfname)                                                                                                     \
+    X(PQfreemem)                                                                                                   \
     X(PQfreeCancel)                                                                                                \
     X(PQgetCancel)                                                                                                 \
     X(PQgetResult)                                                                                                 \
@@ -44,6 +46,7 @@
     X(PQgetvalue)                                                                                                  \
     X(PQisBusy)                                                                                                    \
     X(PQlibVersion)                                                                                                \
+    X(PQnotifies)                                                                                                  \
     X(PQnfields)                                                                                                   \
     X(PQntuples)                                                                                                   \
     X(PQpipelineSync)                                                                                              \
@@ -51,6 +54,7 @@
     X(PQresultErrorMessage)                                                                                        \
     X(PQresultStatus)                                                                                              \
     X(PQsendPrepare)                                                                                               \
+    X(PQsendQueryParams)                                                                                           \
     X(PQsendQueryPrepared)                                                                                         \
     X(PQsetnonblocking)                                                                                            \
     X(PQsocket)                                                                                                    \
@@ -144,7 +148,9 @@ int weft_pq_has_async_cancel(void);
 #define PQerrorMessage (weft_pq.PQerrorMessage)
 #define PQfinish (weft_pq.PQfinish)
 #define PQflush (weft_pq.PQflush)
+#define PQescapeIdentifier (weft_pq.PQescapeIdentifier)
 #define PQfname (weft_pq.PQfname)
+#define PQfreemem (weft_pq.PQfreemem)
 #define PQfreeCancel (weft_pq.PQfreeCancel)
 #define PQgetCancel (weft_pq.PQgetCancel)
 #define PQgetResult (weft_pq.PQgetResult)
@@ -152,6 +158,7 @@ int weft_pq_has_async_cancel(void);
 #define PQgetvalue (weft_pq.PQgetvalue)
 #define PQisBusy (weft_pq.PQisBusy)
 #define PQlibVersion (weft_pq.PQlibVersion)
+#define PQnotifies (weft_pq.PQnotifies)
 #define PQnfields (weft_pq.PQnfields)
 #define PQntuples (weft_pq.PQntuples)
 #define PQpipelineSync (weft_pq.PQpipelineSync)
@@ -159,6 +166,7 @@ int weft_pq_has_async_cancel(void);
 #define PQresultErrorMessage (weft_pq.PQresultErrorMessage)
 #define PQresultStatus (weft_pq.PQresultStatus)
 #define PQsendPrepare (weft_pq.PQsendPrepare)
+#define PQsendQueryParams (weft_pq.PQsendQueryParams)
 #define PQsendQueryPrepared (weft_pq.PQsendQueryPrepared)
 #define PQsetnonblocking (weft_pq.PQsetnonblocking)
 #define PQsocket (weft_pq.PQsocket)

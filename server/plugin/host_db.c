@@ -19,6 +19,28 @@ static weft_rc db_query(weft_req *r, const char *sql, int n, const char *const *
     return WEFT_AGAIN;
 }
 
+static weft_rc db_listen(weft_req *r, const char *channel, weft_db_notify_fn fn, void *fn_arg, weft_callback cb,
+                         void *arg)
+{
+    if (cb == NULL)
+        return (weft_rc)weft_db_listen(r, channel, fn, fn_arg);
+    weft_db_listen_async(r, channel, fn, fn_arg, cb, arg);
+    return WEFT_AGAIN;
+}
+
+static weft_rc db_unlisten(weft_req *r, const char *channel, weft_db_notify_fn fn, void *fn_arg)
+{
+    return (weft_rc)weft_db_unlisten(r, channel, fn, fn_arg);
+}
+
+static weft_rc db_notify(weft_req *r, const char *channel, const char *payload, weft_callback cb, void *arg)
+{
+    if (cb == NULL)
+        return (weft_rc)weft_db_notify(r, channel, payload);
+    weft_db_notify_async(r, channel, payload, cb, arg);
+    return WEFT_AGAIN;
+}
+
 const weft_host_db weft_host_db_group = {
     .struct_size = sizeof(weft_host_db),
     .version = WEFT_HOST_DB_VERSION,
@@ -31,6 +53,10 @@ const weft_host_db weft_host_db_group = {
     .result_sqlstate = weft_db_host_result_sqlstate,
     .result_error = weft_db_host_result_error,
     .result_free = weft_db_host_result_free,
+    .listen = db_listen,
+    .unlisten = db_unlisten,
+    .notify = db_notify,
+    .channel_ok = weft_db_channel_ok,
 };
 
 static weft_rc tx_begin(weft_req *r, int isolation, weft_callback cb, void *arg)

@@ -19,6 +19,7 @@ static wt_route rt;
 static weft_db_cfg cfg;
 static int in_tx; /* the statement runs between db_begin and db_commit */
 static int statement_timeout_ms = 60000;
+static int pooler = WEFT_POOLER_NONE, unnamed;
 
 static const char *param_of(const weft_req *r) { return strrchr(r->path, '/') + 1; }
 
@@ -117,13 +118,24 @@ void wt_db_transactions(int on) { in_tx = on; }
 
 void wt_db_statement_timeout(int ms) { statement_timeout_ms = ms; }
 
+void wt_db_pooler(int mode, int unnamed_statements)
+{
+    pooler = mode;
+    unnamed = unnamed_statements;
+}
+
 void wt_db_start(int policy, int pool_connections, int libpq17)
+{
+    wt_db_start_with(&querier, policy, pool_connections, libpq17);
+}
+
+void wt_db_start_with(const weft_plugin *desc, int policy, int pool_connections, int libpq17)
 {
     wt_pq_install(libpq17);
     cfg = (weft_db_cfg){.conninfo = "weft_unit", .pool_connections = pool_connections, .loop_connections = 1,
                         .statement_timeout_ms = statement_timeout_ms, .connect_timeout_s = 5, .tx_connections = 1,
-                        .tx_wait_ms = 30000, .configured = 1};
-    wt_route_init(&rt, &querier, policy, 4, 16);
+                        .tx_wait_ms = 30000, .configured = 1, .pooler = pooler, .unnamed = unnamed};
+    wt_route_init(&rt, desc, policy, 4, 16);
     rt.route.db_cfg = &cfg;
     weft_dbpool *pool = weft_dbpool_new(&cfg);
     cr_assert_not_null(pool);
@@ -136,9 +148,9 @@ void wt_db_start(int policy, int pool_connections, int libpq17)
 weft_req *wt_db_req(int id, const char *param, int start)
 {
     weft_req *r = wt_req_new(&rt, 0, id);
-    char *path = weft_req_alloc(r, 64);
+    char *path = weft_req_alloc(r, 128);
     cr_assert_not_null(path);
-    snprintf(path, 64, "/t/%s", param);
+    snprintf(path, 128, "/t/%s", param);
     r->path = path;
     if (start)
         wt_req_start(r);

@@ -19,10 +19,14 @@
 
 /** The settings' statement_timeout_ms (before wt_db_start; default 60000). */
 void wt_db_statement_timeout(int ms);
+/** database.pooler (WEFT_POOLER_*) and whether statements are unnamed (before wt_db_start; default none, named). */
+void wt_db_pooler(int mode, int unnamed_statements);
 /** Whether the route's statement runs in a transaction (before wt_db_start; default 0). */
 void wt_db_transactions(int on);
 /** Installs the double (libpq 17 or 15), then starts a loop serving the route under `policy`. */
 void wt_db_start(int policy, int pool_connections, int libpq17);
+/** The same with the test's own plugin instead of the one statement (its request's path is "/t/PARAM"). */
+void wt_db_start_with(const weft_plugin *desc, int policy, int pool_connections, int libpq17);
 /** A request `id` of the route whose statement's parameter is `param`; started at once unless `start` is 0. */
 weft_req *wt_db_req(int id, const char *param, int start);
 /** Starts several requests made with start = 0 in one loop pass (their statements queue together). */

@@ -36,6 +36,7 @@ typedef struct cmd {
     int hang; /* its parameter is "hang": only a cancel or a drop ends it */
     char verb[16]; /* the first word of its SQL */
     char value[64];
+    char channel[64]; /* LISTEN/UNLISTEN's, unquoted */
 } cmd;
 
 typedef struct item {
@@ -55,6 +56,9 @@ struct pg_conn {
     int n_prepared;
     item *items, **items_tail; /* answered, for PQgetResult */
     char error[128];
+    char channels[16][64]; /* LISTENed to */
+    int n_channels;
+    PGnotify *notes, **notes_tail; /* arrived, for PQnotifies */
 };
 
 struct pg_cancel {
@@ -99,6 +103,19 @@ static void push(PGconn *c, PGresult *res)
     c->items_tail = &it->next;
 }
 
+/* A LISTEN or UNLISTEN answered: the session's channels change. */
+static void listened(PGconn *c, const char *verb, const char *channel)
+{
+    int at = -1;
+    for (int i = 0; i < c->n_channels; i++)
+        if (strcmp(c->channels[i], channel) == 0)
+            at = i;
+    if (strcmp(verb, "LISTEN") == 0 && at < 0 && c->n_channels < 16)
+        snprintf(c->channels[c->n_channels++], sizeof(c->channels[0]), "%s", channel);
+    else if (strcmp(verb, "UNLISTEN") == 0 && at >= 0)
+        memcpy(c->channels[at], c->channels[--c->n_channels], sizeof(c->channels[0]));
+}
+
 /* What PostgreSQL sends back for one command: results, then (outside a Sync) the end of the command. */
 static void answer(PGconn *c, cmd *k)
 {
@@ -124,6 +141,8 @@ static void answer(PGconn *c, cmd *k)
         } else {
             r = result_new(PGRES_COMMAND_OK); /* BEGIN, COMMIT, ROLLBACK: their tag */
             snprintf(r->cmd_status, sizeof(r->cmd_status), "%s", k->verb);
+            if (k->channel[0] != '\0')
+                listened(c, k->verb, k->channel);
         }
         push(c, r);
         push(c, NULL);
@@ -178,7 +197,8 @@ static const char *verb_of(const PGconn *c, const char *name)
     return "?";
 }
 
-static int send_cmd(PGconn *c, int kind, const char *name, const char *value)
+/* `sql` (unnamed statements), else the statement prepared as `name`. */
+static int send_cmd_sql(PGconn *c, int kind, const char *name, const char *sql, const char *value)
 {
     pthread_mutex_lock(&mu);
     int ok = c->status == CONNECTION_OK;
@@ -186,8 +206,14 @@ static int send_cmd(PGconn *c, int kind, const char *name, const char *value)
         cmd *k = calloc(1, sizeof(*k));
         cr_assert_not_null(k);
         k->kind = kind;
-        if (kind == CMD_EXEC)
+        if (kind == CMD_EXEC && sql != NULL) {
+            snprintf(k->verb, sizeof(k->verb), "%.*s", (int)strcspn(sql, " "), sql);
+            const char *q = strchr(sql, '"');
+            if (q != NULL)
+                snprintf(k->channel, sizeof(k->channel), "%.*s", (int)strcspn(q + 1, "\""), q + 1);
+        } else if (kind == CMD_EXEC) {
             snprintf(k->verb, sizeof(k->verb), "%s", verb_of(c, name));
+        }
         if (value != NULL) {
             snprintf(k->value, sizeof(k->value), "%s", value);
             k->fail = strcmp(value, "fail") == 0;
@@ -197,6 +223,11 @@ static int send_cmd(PGconn *c, int kind, const char *name, const char *value)
     }
     pthread_mutex_unlock(&mu);
     return ok;
+}
+
+static int send_cmd(PGconn *c, int kind, const char *name, const char *value)
+{
+    return send_cmd_sql(c, kind, name, NULL, value);
 }
 
 /* The server gets a cancel for connection `id`: its running statement ends with 57014. */
@@ -233,6 +264,7 @@ static PGconn *conn_new(int blocking)
     PGconn *c = calloc(1, sizeof(*c));
     cr_assert_not_null(c);
     c->items_tail = &c->items;
+    c->notes_tail = &c->notes;
     c->fd[0] = c->fd[1] = -1;
     pthread_mutex_lock(&mu);
     counts[WT_PQ_ATTEMPTS]++;
@@ -255,16 +287,29 @@ static PGconn *conn_new(int blocking)
     return c;
 }
 
+/* Counts the connections asked for with an `options` keyword (a pooler refuses it). */
+static void count_options(const char *const *keywords)
+{
+    for (int i = 0; keywords[i] != NULL; i++)
+        if (strcmp(keywords[i], "options") == 0) {
+            pthread_mutex_lock(&mu);
+            counts[WT_PQ_OPTIONS]++;
+            pthread_mutex_unlock(&mu);
+        }
+}
+
 static PGconn *f_PQconnectStartParams(const char *const *keywords, const char *const *values, int expand_dbname)
 {
-    (void)keywords, (void)values, (void)expand_dbname;
+    (void)values, (void)expand_dbname;
+    count_options(keywords);
     return conn_new(0);
 }
 
 static PGconn *f_PQconnectdbParams(const char *const *keywords, const char *const *values, int expand_dbname)
 {
-    (void)keywords, (void)values, (void)expand_dbname;
+    (void)values, (void)expand_dbname;
     blocking_call();
+    count_options(keywords);
     return conn_new(1);
 }
 
@@ -313,6 +358,11 @@ static void f_PQfinish(PGconn *c)
         free(it->res);
         free(it);
     }
+    while (c->notes != NULL) {
+        PGnotify *n = c->notes;
+        c->notes = n->next;
+        free(n);
+    }
     free(c);
 }
 
@@ -357,6 +407,42 @@ static int f_PQsendQueryPrepared(PGconn *c, const char *name, int n, const char 
 {
     (void)lengths, (void)formats, (void)result_format;
     return send_cmd(c, CMD_EXEC, name, n > 0 && values[0] != NULL ? values[0] : "");
+}
+
+/* An unnamed statement: its Parse goes with it, every time. */
+static int f_PQsendQueryParams(PGconn *c, const char *command, int n, const Oid *types, const char *const *values,
+                               const int *lengths, const int *formats, int result_format)
+{
+    (void)types, (void)lengths, (void)formats, (void)result_format;
+    pthread_mutex_lock(&mu);
+    counts[WT_PQ_UNNAMED]++;
+    pthread_mutex_unlock(&mu);
+    return send_cmd_sql(c, CMD_EXEC, "", command, n > 0 && values[0] != NULL ? values[0] : "");
+}
+
+static char *f_PQescapeIdentifier(PGconn *c, const char *str, size_t len)
+{
+    (void)c;
+    char *q = malloc(len + 3);
+    if (q != NULL)
+        snprintf(q, len + 3, "\"%.*s\"", (int)len, str);
+    return q;
+}
+
+static void f_PQfreemem(void *p) { free(p); }
+
+static PGnotify *f_PQnotifies(PGconn *c)
+{
+    pthread_mutex_lock(&mu);
+    PGnotify *n = c->notes;
+    if (n != NULL) {
+        c->notes = n->next;
+        if (c->notes == NULL)
+            c->notes_tail = &c->notes;
+        n->next = NULL;
+    }
+    pthread_mutex_unlock(&mu);
+    return n;
 }
 
 /* Everything buffered goes to the server, in one write. */
@@ -574,6 +660,42 @@ void wt_pq_wait_count(int which, int n, double limit_ms)
         usleep(1000);
     cr_assert_geq(wt_pq_count(which), n, "fakepq counter %d: %d, not %d, within %.0f ms", which, wt_pq_count(which),
                   n, limit_ms);
+}
+
+int wt_pq_notify(const char *channel, const char *payload)
+{
+    int n = 0;
+    pthread_mutex_lock(&mu);
+    for (PGconn *c = conns; c != NULL; c = c->next) {
+        int listening = 0;
+        for (int i = 0; i < c->n_channels; i++)
+            listening |= strcmp(c->channels[i], channel) == 0;
+        if (!listening || c->fd[1] < 0)
+            continue;
+        size_t lc = strlen(channel) + 1, lp = strlen(payload) + 1;
+        PGnotify *note = calloc(1, sizeof(*note) + lc + lp);
+        cr_assert_not_null(note);
+        note->relname = memcpy((char *)(note + 1), channel, lc);
+        note->extra = memcpy(note->relname + lc, payload, lp);
+        *c->notes_tail = note;
+        c->notes_tail = &note->next;
+        if (send(c->fd[1], "n", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1)
+            cr_log_warn("fakepq: cannot wake connection %d", c->id);
+        n++;
+    }
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+int wt_pq_listening(const char *channel)
+{
+    int n = 0;
+    pthread_mutex_lock(&mu);
+    for (PGconn *c = conns; c != NULL; c = c->next)
+        for (int i = 0; i < c->n_channels; i++)
+            n += strcmp(c->channels[i], channel) == 0;
+    pthread_mutex_unlock(&mu);
+    return n;
 }
 
 const char *wt_pq_written_sql(void)

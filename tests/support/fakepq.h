@@ -20,6 +20,10 @@
  * loop pass's statements and cancels on the loop), with 15 they are NULL.
  * Blocking calls (PQconnectdbParams, PQcancel) made on a loop thread are
  * counted (WT_PQ_BLOCKING_ON_LOOP): db/ must never make one there.
+ * Unnamed statements (PQsendQueryParams) are recorded by their SQL's first
+ * word; an answered LISTEN "name" / UNLISTEN "name" changes what the
+ * connection listens to, and wt_pq_notify() delivers a notification to
+ * those that listen, waking their loop as the server's bytes would.
  */
 #ifndef WEFT_TEST_FAKEPQ_H
 #define WEFT_TEST_FAKEPQ_H
@@ -47,6 +51,8 @@ enum {
     WT_PQ_CANCELS,          /* cancel requests the server received */
     WT_PQ_CANCELS_ON_LOOP,  /* of which sent from a loop thread (PQcancelPoll) */
     WT_PQ_BLOCKING_ON_LOOP, /* blocking libpq calls made on a loop thread: must stay 0 */
+    WT_PQ_UNNAMED,          /* unnamed statements sent (PQsendQueryParams: Parse + Bind/Execute) */
+    WT_PQ_OPTIONS,          /* connections asked for with an `options` startup parameter */
     WT_PQ_N
 };
 /** A counter's value now (any thread). */
@@ -55,5 +61,9 @@ int wt_pq_count(int which);
 void wt_pq_wait_count(int which, int n, double limit_ms);
 /** The statements written so far, by the first word of their SQL: "BEGIN SELECT ROLLBACK" (a static copy). */
 const char *wt_pq_written_sql(void);
+/** The server notifies `channel` with `payload`: every open connection that LISTENs to it gets it. Returns how many. */
+int wt_pq_notify(const char *channel, const char *payload);
+/** Open connections listening on `channel` (their LISTEN answered, no UNLISTEN since). */
+int wt_pq_listening(const char *channel);
 
 #endif

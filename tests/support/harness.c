@@ -102,6 +102,23 @@ static void make_dir(wt_server *s)
     snprintf(s->log, sizeof(s->log), "%s/weft.log", s->dir);
 }
 
+/* Writes `conf`, with `pooler = MODE;` put first in its database group when
+ * WT_DB_POOLER=MODE is set (tests/pgbouncer.sh runs a suite through
+ * PgBouncer) and the config does not choose a pooler itself. */
+static void put_conf(FILE *f, const char *conf)
+{
+    const char *mode = getenv("WT_DB_POOLER");
+    const char *at = mode != NULL && mode[0] != '\0' && strstr(conf, "pooler =") == NULL
+                         ? strstr(conf, "database = {")
+                         : NULL;
+    if (at == NULL) {
+        fputs(conf, f);
+        return;
+    }
+    at += strlen("database = {");
+    fprintf(f, "%.*s pooler = \"%s\"; %s", (int)(at - conf), conf, mode, at);
+}
+
 void wt_write_conf(wt_server *s, const char *conf)
 {
     make_dir(s);
@@ -109,7 +126,7 @@ void wt_write_conf(wt_server *s, const char *conf)
     snprintf(tmp, sizeof(tmp), "%s.tmp", s->conf);
     FILE *f = fopen(tmp, "w");
     cr_assert_not_null(f);
-    fputs(conf, f);
+    put_conf(f, conf);
     fclose(f);
     cr_assert_eq(rename(tmp, s->conf), 0);
 }

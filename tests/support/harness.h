@@ -34,7 +34,11 @@ typedef struct wt_buf {
 } wt_buf;
 size_t wt_curl_sink(char *p, size_t size, size_t n, void *ud);
 
-/** Writes `conf` to a temp file. `extra_env` ("NAME=value", NULL-terminated list) may be NULL. */
+/**
+ * Writes `conf` to a temp file. `extra_env` ("NAME=value", NULL-terminated list) may be NULL.
+ * With WT_DB_POOLER=MODE in the environment (tests/pgbouncer.sh) the config's
+ * `database = {` group gets `pooler = "MODE";` first: a suite runs through a pooler unchanged.
+ */
 void wt_write_conf(wt_server *s, const char *conf);
 /** Starts weft on the config; waits for its "listening on" line. Fails the test on error. */
 void wt_start(wt_server *s, const char *conf);

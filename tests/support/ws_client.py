@@ -11,6 +11,12 @@
   ws_client.py big URL SIZE        sends one SIZE-byte message; prints
                                    "closed CODE" or "echoed"
   ws_client.py idle URL            sends nothing; prints "closed CODE"
+  ws_client.py relay URL_A URL_B N  a client on A and one on B (another
+                                   process of the same room, fanout =
+                                   "postgres"); B sends N messages, A must
+                                   receive them in B's order: prints
+                                   "ok N in order", "out of order ..." or
+                                   "lost MISSING"
   ws_client.py hold URL N [S]      N clients stay connected; prints "ready",
                                    then per stdin line: "send" -> one
                                    broadcast round, one message from each
@@ -70,6 +76,34 @@ async def round_trip(clients, m, tag, senders=None):
     return "ok %d" % sum(len(g) for g in results) if missing == 0 else "lost %d" % missing
 
 
+async def relay(url_a, url_b, n):
+    a = (await connect(url_a, 1))[0]
+    b = (await connect(url_b, 1))[0]
+    want = ["r-%d" % k for k in range(n)]
+    got = []
+
+    async def reader():
+        try:
+            while len(got) < n:
+                msg = await asyncio.wait_for(a.recv(), 60)
+                if msg.startswith("r-"):
+                    got.append(msg)
+        except Exception:
+            pass
+
+    task = asyncio.ensure_future(reader())
+    for m in want:
+        await b.send(m)
+    await task
+    await asyncio.gather(a.close(), b.close())
+    if got == want:
+        return "ok %d in order" % n
+    if len(got) < n:
+        return "lost %d" % (n - len(got))
+    first = next(i for i in range(n) if got[i] != want[i])
+    return "out of order at %d: %s" % (first, got[first])
+
+
 async def main():
     # A thousand clients need more descriptors than a default soft limit.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -85,6 +119,8 @@ async def main():
         senders = int(sys.argv[5]) if len(sys.argv) > 5 else None
         print(await round_trip(clients, int(sys.argv[4]), "b", senders), flush=True)
         await asyncio.gather(*[c.close() for c in clients])
+    elif mode == "relay":
+        print(await relay(url, sys.argv[3], int(sys.argv[4])), flush=True)
     elif mode == "close":
         c = await websockets.connect(url, ping_interval=None)
         await c.send("/close " + sys.argv[3])

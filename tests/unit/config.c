@@ -556,6 +556,46 @@ Test(config, several_errors_at_once, .init = tmp_setup, .fini = tmp_teardown)
     weft_errors_clear(&wt_errs);
 }
 
+/* database.pooler decides the default of database.prepared; listen_conninfo is kept as written. */
+Test(config, database_pooler_and_its_defaults, .init = tmp_setup, .fini = tmp_teardown)
+{
+    static const struct {
+        const char *conf;
+        int pooler, unnamed;
+        const char *listen;
+    } cases[] = {
+        {"database = {};\n", WEFT_POOLER_NONE, 0, NULL},
+        {"database = { pooler = \"session\"; };\n", WEFT_POOLER_SESSION, 0, NULL},
+        {"database = { pooler = \"transaction\"; listen_conninfo = \"host=db\"; };\n", WEFT_POOLER_TRANSACTION, 1,
+         "host=db"},
+        {"database = { pooler = \"transaction\"; prepared = true; };\n", WEFT_POOLER_TRANSACTION, 0, NULL},
+        {"database = { prepared = false; };\n", WEFT_POOLER_NONE, 1, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        weft_config *cfg = weft_config_load(write_conf(cases[i].conf), &wt_errs);
+        cr_assert_not_null(cfg, "%s: %s", cases[i].conf, wt_errs_text(&wt_errs));
+        cr_assert_eq(cfg->database.pooler, cases[i].pooler, "%s", cases[i].conf);
+        cr_assert_eq(cfg->database.unnamed, cases[i].unnamed, "%s", cases[i].conf);
+        if (cases[i].listen == NULL)
+            cr_assert_null(cfg->database.listen_conninfo);
+        else
+            cr_assert_str_eq(cfg->database.listen_conninfo, cases[i].listen);
+        weft_config_free(cfg);
+    }
+}
+
+Test(config, bad_database_pooler_settings_are_named, .init = tmp_setup, .fini = tmp_teardown)
+{
+    cr_assert_null(weft_config_load(write_conf("database = {\n"
+                                               "  pooler = \"pgbouncer\";\n"
+                                               "  prepared = \"yes\";\n"
+                                               "};\n"),
+                                    &wt_errs));
+    expect_msg1(&wt_errs, "weft.conf:2: ", "database.pooler", "'pgbouncer' is not one of none, session, transaction");
+    expect_msg1(&wt_errs, "weft.conf:3: ", "database.prepared", "");
+    weft_errors_clear(&wt_errs);
+}
+
 Test(config, two_routes_missing_dispatch_both_reported, .init = tmp_setup, .fini = tmp_teardown)
 {
     cr_assert_null(weft_config_load(write_conf("routes = (\n"

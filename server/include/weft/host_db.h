@@ -9,7 +9,7 @@
 
 #include <weft/types.h>
 
-#define WEFT_HOST_DB_VERSION 1u
+#define WEFT_HOST_DB_VERSION 2u
 
 /**
  * Completion of query() started with a callback, on the loop thread that
@@ -18,6 +18,19 @@
  * `res` and frees it with result_free().
  */
 typedef void (*weft_db_callback)(weft_req *req, void *arg, int rc, weft_result *res);
+
+/**
+ * A notification on a channel a request listens to (listen(), version 2).
+ * Runs on the loop thread of the request that listens, outside its
+ * handler: under `pool` and `coroutine` while the handler may be running or
+ * waiting elsewhere, so it may call only what any thread may (ws->send,
+ * ws->close, metric updates, the plugin's own synchronised state); a
+ * reactive request's may also do what its callbacks do (it is on the
+ * request's thread). `payload` (`len` bytes, NUL-terminated) and `channel`
+ * live during the call. Notifications of one sender on one channel arrive
+ * in the order it sent them.
+ */
+typedef void (*weft_db_notify_fn)(void *arg, const char *channel, const char *payload, size_t len);
 
 typedef struct weft_host_db {
     uint32_t struct_size;
@@ -54,6 +67,51 @@ typedef struct weft_host_db {
     const char *(*result_error)(const weft_result *res);
     /** Frees a result (NULL is fine). Any thread. */
     void (*result_free)(weft_result *res);
+
+    /* ---- version 2: LISTEN/NOTIFY, e.g. to fan events out across replicas ---- */
+
+    /**
+     * Version 2. Listens on `channel` (1 to 63 letters, digits and _, not
+     * starting with a digit; case matters) for the rest of the request, or
+     * until unlisten(): `on_notify(notify_arg, ...)` gets every notification
+     * sent on it from then on (by any session, this one included), on
+     * req's loop thread. The host listens on a session of its own per loop
+     * (database.listen_conninfo, else conninfo), and again after it
+     * reconnects; notifications sent while it was down are lost.
+     * Outcome once PostgreSQL confirmed the LISTEN: WEFT_OK; WEFT_ERROR for
+     * a bad channel name, or with database.pooler = "transaction" and no
+     * database.listen_conninfo (logged, naming the route); WEFT_UNAVAILABLE
+     * when the database is down; WEFT_CANCELLED when the request was
+     * withdrawn. `cb` as for query(): NULL blocks (pool, coroutine), set is
+     * the reactive form.
+     */
+    weft_rc (*listen)(weft_req *req, const char *channel, weft_db_notify_fn on_notify, void *notify_arg,
+                      weft_callback cb, void *arg);
+    /**
+     * Version 2. Ends the registration listen() made with the same channel,
+     * function and argument: once it returns `on_notify` neither runs nor
+     * will for it (so notify_arg may be freed), unless unlisten is called
+     * from inside that very call. The thread running req's handler (a
+     * reactive request's callbacks included). WEFT_OK, or WEFT_ERROR when
+     * there is no such registration. A request's registrations end with it.
+     */
+    weft_rc (*unlisten)(weft_req *req, const char *channel, weft_db_notify_fn on_notify, void *notify_arg);
+    /**
+     * Version 2. Sends `payload` (NULL: "") on `channel` to every session
+     * listening on it, in every weft process on that database. It waits
+     * like query(): inside the request's transaction when one is open (then
+     * delivered only if and when it commits), else at once. WEFT_ERROR,
+     * logged with the route, for a bad channel name or a payload over 7999
+     * bytes (PostgreSQL's limit); otherwise query()'s outcomes. A sender's
+     * notifications on one channel are delivered in the order it sent them.
+     */
+    weft_rc (*notify)(weft_req *req, const char *channel, const char *payload, weft_callback cb, void *arg);
+    /**
+     * Version 2. Whether listen() and notify() take `channel` as a name: 1
+     * to 63 letters, digits and _, not starting with a digit. Any thread,
+     * init and load too (check a route option there, with its line).
+     */
+    int (*channel_ok)(const char *channel);
 } weft_host_db;
 
 #endif
