@@ -1,8 +1,9 @@
 #!/bin/sh
 # Quick start, step 2: install what the tests need, start a private
 # PostgreSQL for them, then build and run the whole suite twice — a
-# warnings-as-errors build (followed by the Kubernetes manifests' check and
-# the ACME recipe against pebble, check-acme.sh) and an ASan+UBSan build —
+# warnings-as-errors build (followed by the Kubernetes manifests' check,
+# the ACME recipe against pebble, check-acme.sh, and the reference
+# deployment of three replicas, check-cluster.sh) and an ASan+UBSan build —
 # and stop the database; then the plain suite once more inside a Debian 13
 # root (check-trixie.sh),
 # the fuzzers, ThreadSanitizer, the Debian packages (on this machine, then
@@ -41,6 +42,8 @@ echo "=== Kubernetes manifests" >&2
 WEFT_BIN=build-test/server/weft WEFT_PLUGIN_PATH=build-test/plugins packaging/k8s/check.sh
 echo "=== ACME HTTP-01: certbot --webroot against pebble, served by weft's static route (packaging/check-acme.sh)" >&2
 WEFT_BIN=build-test/server/weft timeout 300 packaging/check-acme.sh
+echo "=== the reference deployment: 3 replicas behind HAProxy, PgBouncer, Prometheus, under load (packaging/check-cluster.sh)" >&2
+WEFT_BIN=build-test/server/weft WEFT_PLUGIN_PATH=build-test/plugins timeout 600 packaging/check-cluster.sh
 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZER=address
 echo "=== Debian 13: the plain suite inside a Debian 13 root, with PostgreSQL 17 (packaging/check-trixie.sh)" >&2
 packaging/check-trixie.sh
