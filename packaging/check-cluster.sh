@@ -16,8 +16,9 @@
 #   - persons (every policy) and 2,000 concurrent transfers spread over the
 #     replicas through PgBouncer: 0 errors, the books balance;
 #   - Prometheus' HTTP API against what the clients counted: the per-route
-#     rate summed over the replicas within 5 %, the in-flight gauge within
-#     20 % of Little's law (rate x mean latency), p99 from
+#     rate summed over the replicas within 5 %, the mean in flight (the
+#     loops' integral of the gauge, weft_inflight_requests_seconds_total)
+#     within 20 % of Little's law (rate x mean latency), p99 from
 #     histogram_quantile within one bucket of wrk's for a CPU-bound
 #     coroutine route and a pool route; every panel of the Grafana
 #     dashboard answers;
