@@ -45,24 +45,8 @@ cache=${WEFT_CI_CACHE:-/var/cache/weft-ci}
 started_at=$(date +%s)
 run_opts="--runtime runc --ulimit nofile=20000:20000 --ulimit nproc=32768:32768"
 
-results=""
-current=""
-failed=""
-step() {
-  current=$1
-  echo "=== $current" >&2
-}
-pass() {
-  echo "PASS: $current" >&2
-  results="$results
-  PASS  $current"
-}
-fail() {
-  failed="$current: $*"
-  echo "FAIL: $failed" >&2
-  exit 1
-}
-note() { echo "check-container.sh: $*" >&2; }
+me=check-container.sh
+. "$src/packaging/lib/steps.sh"
 skip() {
   echo "SKIP: check-container.sh: $*" >&2
   skipped=1

@@ -76,24 +76,8 @@ admin=http://127.0.0.1:9901
 
 # ---- results and cleanup ------------------------------------------------
 
-results=""
-current=""
-failed=""
-step() {
-  current=$1
-  echo "=== $current" >&2
-}
-pass() {
-  echo "PASS: $current" >&2
-  results="$results
-  PASS  $current"
-}
-fail() {
-  failed="$current: $*"
-  echo "FAIL: $failed" >&2
-  exit 1
-}
-note() { echo "check-debian.sh: $*" >&2; }
+me=check-debian.sh
+. "$root/packaging/lib/steps.sh"
 
 tmp=""
 weft_pid=""

@@ -94,33 +94,8 @@ started_at=$(date +%s)
 
 # ---- results and cleanup ------------------------------------------------------
 
-results=""
-current=""
-failed=""
-todos=0
-step() {
-  current=$1
-  echo "=== $current" >&2
-}
-pass() {
-  echo "PASS: $current" >&2
-  results="$results
-  PASS  $current"
-}
-fail() {
-  failed="$current: $*"
-  echo "FAIL: $failed" >&2
-  exit 1
-}
-note() { echo "check-systemd.sh: $*" >&2; }
-# A target the shared machine's load can miss (the upgrades' p99): reported
-# and counted, not failed.
-todo() {
-  echo "TODO: $current: $*" >&2
-  results="$results
-  TODO  $current: $*"
-  todos=$((todos + 1))
-}
+me=check-systemd.sh
+. "$src/packaging/lib/steps.sh"
 
 tmp=""
 nspawn_pid=""

@@ -88,7 +88,10 @@ suite="$run libcriterion-dev libcurl4-openssl-dev libpng-dev curl chromium chrom
 # which are not needed inside that root.
 # pebble and certbot: packaging/check-acme.sh, and testssl.sh: packaging/check-testssl.sh,
 # run on the host after the plain suite.
-test="$suite mmdebstrap systemd-container pebble certbot testssl.sh"
+# haproxy, wrk, hey, python3-yaml (the rules read back) and iproute2 (ss),
+# with the suite's prometheus and pgbouncer: the reference deployment
+# packaging/check-cluster.sh runs (docs/CLUSTER.md).
+test="$suite mmdebstrap systemd-container pebble certbot testssl.sh haproxy wrk hey python3-yaml iproute2"
 bench="$run wrk nghttp2-client nginx-light gnuplot-nox linux-perf strace procps iproute2 curl openssl"
 case $what in
   build) pkgs=$build ;;

@@ -2,8 +2,9 @@
 # Quick start, step 2: install what the tests need, start a private
 # PostgreSQL for them, then build and run the whole suite twice — the build
 # the .deb ships (below; followed by the Kubernetes manifests' check, the
-# ACME recipe against pebble, check-acme.sh, and testssl.sh against the
-# default TLS listener, check-testssl.sh) and an ASan+UBSan build — and
+# ACME recipe against pebble, check-acme.sh, testssl.sh against the
+# default TLS listener, check-testssl.sh, and the reference deployment of
+# three replicas, check-cluster.sh) and an ASan+UBSan build — and
 # stop the database; then the plain suite once more inside a Debian 13 root
 # (check-trixie.sh: RelWithDebInfo, i.e. -DNDEBUG, as ThreadSanitizer's
 # build is), the fuzzers, ThreadSanitizer, the Debian packages (on this
@@ -65,6 +66,8 @@ echo "=== ACME HTTP-01: certbot --webroot against pebble, served by weft's stati
 WEFT_BIN=build-test/server/weft timeout 300 packaging/check-acme.sh
 echo "=== testssl.sh -p -s -U against the default TLS listener: no NOT ok, VULNERABLE or CBC suite (packaging/check-testssl.sh)" >&2
 WEFT_BIN=build-test/server/weft timeout 400 packaging/check-testssl.sh
+echo "=== the reference deployment: 3 replicas behind HAProxy, PgBouncer, Prometheus, under load (packaging/check-cluster.sh)" >&2
+WEFT_BIN=build-test/server/weft WEFT_PLUGIN_PATH=build-test/plugins timeout 600 packaging/check-cluster.sh
 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZER=address
 echo "=== Debian 13: the plain suite inside a Debian 13 root, with PostgreSQL 17 (packaging/check-trixie.sh)" >&2
 packaging/check-trixie.sh

@@ -89,6 +89,7 @@ METRICS = {
     "weft_request_duration_seconds": ("histogram", {"route", "policy"}),
     "weft_unmatched_requests_total": ("counter", {"code"}),
     "weft_inflight_requests": ("gauge", set()),
+    "weft_inflight_requests_seconds_total": ("counter", set()),
     "weft_connections_open": ("gauge", set()),
     "weft_connections_deferred_total": ("counter", set()),
     "weft_pool_size": ("gauge", {"pool"}),

@@ -3,11 +3,25 @@
 # upgrades under wrk and hey, and what their output says (requests,
 # failures, p99s and their ratios). Uses the script's $tmp, $http, $admin
 # and its container helpers (packaging/lib/nspawn-exec.sh).
+# packaging/check-cluster.sh uses only the readers of wrk's and hey's
+# output and the ratios.
 
 wrk_failures() { # wrk's output file: socket errors + non-2xx answers
   awk '/Socket errors:/ { gsub(",", ""); n += $4 + $6 + $8 + $10 } /Non-2xx/ { n += $NF } END { print n + 0 }' "$1"
 }
 wrk_requests() { awk '/requests in/ { print $1 }' "$1"; }
+wrk_p99() { awk '$1 == "99%" { print $2 }' "$1"; }
+# hey's output file: its requests; answers other than 200 and errors
+# (connection refused, ...); its p99 (0.0123 secs as 0.0123secs).
+hey_requests() {
+  awk '/^Status code distribution/ { s = 1; next } /^[^ ]/ { s = 0 }
+    s && /responses/ { gsub(/[][]/, ""); n += $2 } END { print n + 0 }' "$1"
+}
+hey_failures() {
+  awk '/^Status code distribution/ { s = 1; next } /^Error distribution/ { e = 1; s = 0; next } /^[^ ]/ { s = 0; e = 0 }
+    s && /responses/ { gsub(/[][]/, ""); if ($1 != 200) n += $2 } e && /\[[0-9]+\]/ { gsub(/[][]/, ""); n += $1 } END { print n + 0 }' "$1"
+}
+hey_p99() { awk '$1 == "99%%" || $1 == "99%" { print $3 $4 }' "$1"; }
 # cnet_client NAME OUT CMD... — the load generator CMD in the container's
 # network, in the background, its output in OUT; sets client_job (the
 # background job) and client_pid (the command's own pid, whatever nsenter
@@ -83,17 +97,14 @@ restarts_under_load() {
   refused=$(($(snmp) - a0))
   failures=$(wrk_failures "$tmp/wrk-restart.txt")
   requests=$(wrk_requests "$tmp/wrk-restart.txt")
-  p99=$(awk '$1 == "99%" { print $2 }' "$tmp/wrk-restart.txt")
+  p99=$(wrk_p99 "$tmp/wrk-restart.txt")
   restart_ms=$(((t1 - t0) / 1000000 / ($1 > 0 ? $1 : 1)))
   cat "$tmp/wrk-restart.txt" "$tmp/hey-restart.txt" >&2
   [ -n "$requests" ] || fail "wrk printed no figures"
   grep -q 'Status code distribution' "$tmp/hey-restart.txt" || fail "hey printed no figures"
-  # hey: its requests, answers other than 200 and errors (connection refused, ...)
-  hey_requests=$(awk '/^Status code distribution/ { s = 1; next } /^[^ ]/ { s = 0 }
-    s && /responses/ { gsub(/[][]/, ""); n += $2 } END { print n + 0 }' "$tmp/hey-restart.txt")
-  hey_failures=$(awk '/^Status code distribution/ { s = 1; next } /^Error distribution/ { e = 1; s = 0; next } /^[^ ]/ { s = 0; e = 0 }
-    s && /responses/ { gsub(/[][]/, ""); if ($1 != 200) n += $2 } e && /\[[0-9]+\]/ { gsub(/[][]/, ""); n += $1 } END { print n + 0 }' "$tmp/hey-restart.txt")
-  hey_p99=$(awk '$1 == "99%%" || $1 == "99%" { print $3 $4 }' "$tmp/hey-restart.txt")
+  hey_requests=$(hey_requests "$tmp/hey-restart.txt")
+  hey_failures=$(hey_failures "$tmp/hey-restart.txt")
+  hey_p99=$(hey_p99 "$tmp/hey-restart.txt")
   failures=$((failures + hey_failures))
   note "${2:-systemctl restart weft} x $1 under wrk -t2 -c50 (keep-alive) and hey -c10 (a connection per request) on /hello: wrk $requests requests, hey $hey_requests, $refused refused connection(s), $failures failed request(s) (hey's $hey_failures), wrk p99 $p99, hey p99 $hey_p99, $restart_ms ms per command"
 }

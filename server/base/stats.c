@@ -100,6 +100,17 @@ void weft_stats_request(weft_loop_stats *s, int slot, int status, uint64_t elaps
     weft_stat_add(&st->sum_ns, elapsed_ns);
 }
 
+void weft_stats_inflight(weft_loop_stats *s, int_fast64_t n, uint64_t now_ns)
+{
+    int_fast64_t was = atomic_load_explicit(&s->inflight, memory_order_relaxed);
+    if (now_ns > s->inflight_at_ns) {
+        if (s->inflight_at_ns != 0 && was > 0)
+            weft_stat_add(&s->inflight_ns, (uint64_t)was * (now_ns - s->inflight_at_ns));
+        s->inflight_at_ns = now_ns;
+    }
+    atomic_store_explicit(&s->inflight, n, memory_order_relaxed);
+}
+
 void weft_stats_cancelled(weft_loop_stats *s, int slot)
 {
     if (slot >= 0)

@@ -36,6 +36,11 @@ typedef struct weft_loop_stats {
     atomic_int_fast64_t coros_live;
     atomic_int_fast64_t coro_bytes;
     atomic_int_fast64_t inflight;
+    /* ∫ inflight dt in ns, up to inflight_at_ns (weft_stats_inflight): the
+     * loop measures it itself, at every change, where a scrape (which a loop
+     * answers between two pieces of work) only samples the gauge. */
+    atomic_uint_fast64_t inflight_ns;
+    uint64_t inflight_at_ns; /* the loop's own: nobody else reads it */
     atomic_int_fast64_t connections;
     atomic_uint_fast64_t conn_refused; /* accepts deferred at max_connections or EMFILE */
     atomic_uint_fast64_t conn_abuse_closed; /* connections shut down past an abuse budget */
@@ -75,6 +80,13 @@ void weft_stats_slot_key(int slot, const char **path, const char **policy);
 void weft_stats_request(weft_loop_stats *s, int slot, int status, uint64_t elapsed_ns);
 /** Records a request whose client left before it was answered. */
 void weft_stats_cancelled(weft_loop_stats *s, int slot);
+/**
+ * The loop's requests in flight become `n` at `now_ns` (weft_now_ns()), on
+ * that loop's thread: the gauge, and its time integral up to now (called
+ * with an unchanged `n` too, so that the integral never lags far behind). A
+ * time before the last call's counts as that one's.
+ */
+void weft_stats_inflight(weft_loop_stats *s, int_fast64_t n, uint64_t now_ns);
 /** Records a request refused before its handler ran; `why` is WEFT_REFUSED_*. */
 void weft_stats_refused(weft_loop_stats *s, int slot, int why);
 /** Requests answered by a route series and their total latency, over all loops. */

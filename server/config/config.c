@@ -279,7 +279,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     static const char *const log_keys[] = {"level", "access_log", "error_log", "format", "request_id_header", NULL};
     static const char *const coro_keys[] = {"stack_size", NULL};
     static const char *const blocking_keys[] = {"threshold_ms", "interval_s", NULL};
-    static const char *const shutdown_keys[] = {"grace_s", NULL};
+    static const char *const shutdown_keys[] = {"grace_s", "unready_ms", NULL};
     static const char *const ws_keys[] = {"max_message", "idle_timeout_s", "max_queued_total", NULL};
 
     config_setting_t *g;
@@ -406,6 +406,7 @@ static void load_groups(vctx *v, weft_config *cfg, const config_setting_t *root)
     if ((g = weft_cfg_member(v, root, "", "shutdown", CONFIG_TYPE_GROUP)) != NULL) {
         weft_cfg_check_keys(v, g, "shutdown", shutdown_keys);
         cfg->shutdown.grace_s = (int)weft_cfg_int(v, g, "shutdown", "grace_s", 0, 3600, 10);
+        cfg->shutdown.unready_ms = (int)weft_cfg_int(v, g, "shutdown", "unready_ms", 0, 600000, 0);
     }
 
     cfg->websocket.max_message = 1024 * 1024;

@@ -227,6 +227,7 @@ typedef struct weft_config {
     } blocking;
     struct {
         int grace_s;
+        int unready_ms; /* readiness 503 while still accepting, before the listeners close */
     } shutdown;
     weft_ws_cfg websocket;
     weft_ratelimit_cfg rate_limit; /* the top level's: every route's without one of its own */

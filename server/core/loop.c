@@ -51,6 +51,10 @@ weft_loop *weft_loop_at(int i) { return &loops[i]; }
 
 int weft_loops_running(void) { return atomic_load(&loops_running); }
 
+static atomic_int stop_announced;
+void weft_loops_announce_stop(void) { atomic_store(&stop_announced, 1); }
+int weft_loops_stop_announced(void) { return atomic_load(&stop_announced); }
+
 static void on_messages(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
 {
     while (!h2o_linklist_is_empty(messages)) {
@@ -368,6 +372,7 @@ static void on_tick(weft_timer *t)
     weft_loop *L = H2O_STRUCT_FROM_MEMBER(weft_loop, tick, t);
     uint64_t now = weft_now_ns();
     atomic_store_explicit(&L->stats->lag_ns, now > t->deadline_ns ? now - t->deadline_ns : 0, memory_order_relaxed);
+    weft_stats_inflight(L->stats, (int_fast64_t)L->inflight, now); /* a long request's time, 100 ms at a time */
     /* h2o's per-thread recyclers (socket buffers, memory pool chunks) keep
      * what a burst freed until the application asks: h2o halves them once a
      * second from here, as its own server does from its loop. */
@@ -399,6 +404,7 @@ static void on_stop(weft_msg *m)
 
 void weft_loops_stop(int grace_s)
 {
+    weft_loops_announce_stop();
     for (int t = 0; t < n_loops; t++) {
         loops[t].grace_s = grace_s;
         weft_loop_post(&loops[t], &loops[t].stop_msg, on_stop);
@@ -536,6 +542,7 @@ int weft_loops_start(int n, const weft_loops_conf *c)
         if ((loops[t].stats = weft_stats_loop_new()) == NULL)
             return -1;
     atomic_store(&loops_running, n);
+    atomic_store(&stop_announced, 0);
     for (int t = 0; t < n; t++) {
         weft_loop *L = &loops[t];
         L->index = t;

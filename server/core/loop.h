@@ -89,6 +89,16 @@ static inline uint64_t weft_loop_now_ns(weft_loop *L)
 }
 
 /**
+ * A request starts (+1) or ends (-1) on `L` at `now_ns` (weft_now_ns()): the
+ * loop's count, its gauge and the gauge's time integral. Loop thread.
+ */
+static inline void weft_loop_inflight(weft_loop *L, int delta, uint64_t now_ns)
+{
+    L->inflight = delta > 0 ? L->inflight + 1 : L->inflight - 1;
+    weft_stats_inflight(L->stats, (int_fast64_t)L->inflight, now_ns);
+}
+
+/**
  * A client connection as the loop admits it. Higher layers mark it busy
  * while a request on it is handled, so that at max_connections the oldest
  * idle ones (never a busy one) can make room for new clients. The record
@@ -180,6 +190,14 @@ void weft_loop_add_hook(const weft_loop_hook *h);
 int weft_loops_start(int n, const weft_loops_conf *conf);
 /** Asks every loop to stop accepting and drain for up to grace_s seconds. Any thread. */
 void weft_loops_stop(int grace_s);
+/**
+ * From now on the process is leaving: readiness says so while the loops
+ * still accept and serve (shutdown.unready_ms), until weft_loops_stop().
+ * Any thread.
+ */
+void weft_loops_announce_stop(void);
+/** 1 once weft_loops_announce_stop() or weft_loops_stop() ran. Any thread. */
+int weft_loops_stop_announced(void);
 /** Loops still running (not yet drained or abandoned). */
 int weft_loops_running(void);
 /** Joins the loop threads; returns 1 if one abandoned requests at its deadline (its memory stays). */

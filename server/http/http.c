@@ -180,8 +180,7 @@ static void complete(weft_req *r)
     weft_abuse_request_end(r->conn);
     if (r->conn != NULL)
         weft_conn_busy(r->conn, -1, r->end_ns);
-    L->inflight--;
-    atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
+    weft_loop_inflight(L, -1, r->end_ns);
     if (cancelled == WEFT_CANCEL_CLIENT)
         weft_stats_cancelled(L->stats, r->route->stat_slot);
     else if (cancelled != WEFT_CANCEL_DEADLINE) /* a 504 is counted when it is sent */
@@ -413,8 +412,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
      * answered (client gone) is logged as nginx does: 499. */
     req->res.status = 499;
     r->gen_epoch = weft_generation_retain_on_loop(g).epoch;
-    L->inflight++;
-    atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
+    weft_loop_inflight(L, +1, start);
     /* Without memory for the timer the route serves without its deadline. */
     if (route->cfg->timeout_ms > 0)
         (void)weft_timers_add(L->timers, &r->deadline, (uint64_t)route->cfg->timeout_ms, on_deadline);

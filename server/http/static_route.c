@@ -38,8 +38,7 @@ static void release_hold(void *p, h2o_req_t *req)
     if (h->conn != NULL)
         weft_conn_busy(h->conn, -1, weft_loop_now_ns(h->loop));
     weft_generation_release_on_loop(h->gen);
-    h->loop->inflight--;
-    atomic_store_explicit(&h->loop->stats->inflight, (int_fast64_t)h->loop->inflight, memory_order_relaxed);
+    weft_loop_inflight(h->loop, -1, weft_now_ns());
 }
 
 void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, uint64_t start, weft_static_target t)
@@ -51,8 +50,7 @@ void weft_http_static(h2o_req_t *req, weft_static_route *sr, weft_conn *conn, ui
     *hold = (static_hold){.gen = weft_generation_retain_on_loop(sr->gen), .loop = L, .conn = conn};
     if (conn != NULL)
         weft_conn_busy(conn, +1, start);
-    L->inflight++;
-    atomic_store_explicit(&L->stats->inflight, (int_fast64_t)L->inflight, memory_order_relaxed);
+    weft_loop_inflight(L, +1, start);
     weft_body_abandon(req); /* a body nobody reads */
     hold->status = weft_static_serve(sr->serve, req, t);
     /* A clock read of its own at each end (vDSO, ~20-30 ns): the loop's,

@@ -246,6 +246,10 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
             (unsigned long long)SUM(unmatched[1]));
     weft_stats_write_header(f, "weft_inflight_requests", "gauge", "Requests dispatched and not yet answered (static files: until sent whole).");
     fprintf(f, "weft_inflight_requests %lld\n", (long long)SUM(inflight));
+    weft_stats_write_header(f, "weft_inflight_requests_seconds_total", "counter",
+                            "Time integral of weft_inflight_requests, kept by each loop at every change: its rate() "
+                            "is the mean number of requests in flight, where a scrape only samples the gauge.");
+    fprintf(f, "weft_inflight_requests_seconds_total %.6f\n", (double)SUM(inflight_ns) / 1e9);
     weft_stats_write_header(f, "weft_connections_open", "gauge", "Client connections open.");
     fprintf(f, "weft_connections_open %lld\n", (long long)SUM(connections));
     weft_stats_write_header(f, "weft_connections_deferred_total", "counter",

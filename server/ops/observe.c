@@ -94,7 +94,7 @@ static void ready(h2o_req_t *req)
         json_object_set_new(conf, "refused_files", refused);
     }
     json_array_append_new(checks, check("config", 1, conf));
-    json_array_append_new(checks, check("draining", !L->stopping, NULL));
+    json_array_append_new(checks, check("draining", !L->stopping && !weft_loops_stop_announced(), NULL));
     if (!g->cfg->database.configured) {
         send_health(req, checks);
         return;

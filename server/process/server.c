@@ -140,15 +140,18 @@ static void h2o_setup(const weft_config *cfg)
     }
 }
 
-/* Waits for the loops to finish; a second SIGTERM/SIGINT means "now". */
-static void wait_for_loops(void)
+/* Waits until the loops have finished, or (deadline_ns > 0) until then;
+ * a second SIGTERM/SIGINT means "now". */
+static void wait_for_loops(uint64_t deadline_ns)
 {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
-    while (weft_loops_running() > 0) {
-        struct timespec ts = {0, 100 * 1000000};
+    uint64_t now = 0;
+    while (weft_loops_running() > 0 && (deadline_ns == 0 || (now = weft_now_ns()) < deadline_ns)) {
+        uint64_t left = deadline_ns == 0 ? UINT64_MAX : deadline_ns - now;
+        struct timespec ts = {0, left < 100000000u ? (long)left : 100000000L};
         int sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGTERM || sig == SIGINT) {
             weft_log_warn("second signal during shutdown: exiting immediately");
@@ -156,6 +159,23 @@ static void wait_for_loops(void)
         }
         weft_control_reap(); /* old generations released by the draining loops */
     }
+}
+
+/* shutdown.unready_ms: a load balancer that health-checks /health/ready
+ * (HAProxy's httpchk, a Kubernetes readiness probe) takes the replica out
+ * on the 503 while it still accepts; closing the listeners first would
+ * reset the connections already in their queues and refuse the ones the
+ * balancer still sends. Not after a hand-over: the new process serves the
+ * same sockets, so nothing is refused. */
+static void announce_stop(int sig, int unready_ms)
+{
+    if (unready_ms <= 0)
+        return;
+    weft_loops_announce_stop();
+    weft_log_info("%s: not ready: /health/ready answers 503 for %d ms (shutdown.unready_ms) while serving on, "
+                  "then the listeners close",
+                  strsignal(sig), unready_ms);
+    wait_for_loops(weft_now_ns() + (uint64_t)unready_ms * 1000000u);
 }
 
 static int fail_bound(int *fds, size_t n, int admin_fd)
@@ -272,12 +292,14 @@ int weft_server_run(weft_generation *gen)
 
     int sig = weft_control_run(); /* reloads until SIGTERM/SIGINT */
 
+    if (sig != SIGUSR2)
+        announce_stop(sig, weft_reload_serving()->cfg->shutdown.unready_ms);
     int grace_s = weft_reload_serving()->cfg->shutdown.grace_s;
     weft_log_info("%s: stopping; in-flight requests get up to %d s to finish",
                   sig == SIGUSR2 ? "handed over" : strsignal(sig), grace_s);
     weft_handover_set_listeners(NULL, 0);
     weft_loops_stop(grace_s);
-    wait_for_loops();
+    wait_for_loops(0);
     if (weft_loops_join()) {
         /* Handlers still own loop memory: tearing it down would be unsafe. */
         weft_control_cleanup();

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <regex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,32 @@ Test(metrics, text_parses_and_counters_move_by_exactly_the_requests_made, .timeo
     cr_assert_eq(series(after, "weft_pool_size{pool=\"default\"}"), 200);
     cr_assert_gt(series(after, "process_resident_memory_bytes"), 1e6);
     cr_assert_eq(series(after, "weft_generation"), 1);
+    free(before);
+    free(after);
+    cr_assert_eq(wt_stop(&s), 0);
+}
+
+/* A handler that holds its loop is never in flight when that loop answers
+ * a scrape, so the gauge reads 0 whatever the load; the integral the loop
+ * keeps itself counts it, as long as the histogram does. */
+Test(metrics, the_inflight_integral_counts_a_handler_that_holds_the_loop, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; " WT_LISTEN " admin = false; blocking = { threshold_ms = 1000; };\n"
+                 "routes = (" WT_ROUTE("/spin", "blocker", "coroutine", " options = { ms = 30; spin = 1; };") ");\n");
+    const char *k_int = "weft_inflight_requests_seconds_total";
+    const char *k_sum = "weft_request_duration_seconds_sum{route=\"/spin\",policy=\"coroutine\"}";
+    char *before = scrape(&s);
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(get(&s, "GET", "/spin", NULL), 200);
+    char *after = scrape(&s);
+    double held = series(after, k_sum) - series(before, k_sum);
+    double integral = series(after, k_int) - series(before, k_int);
+    cr_assert_geq(held, 0.3, "10 requests of 30 ms: %f s", held);
+    /* The same requests between the same two ends (the integral's start is
+     * admission, as the histogram's; the scrapes themselves are not counted). */
+    cr_assert(integral >= 0.95 * held && integral <= held + 0.01, "in flight %f s, the histogram %f s", integral, held);
+    cr_assert_eq(series(after, "weft_inflight_requests"), 0);
     free(before);
     free(after);
     cr_assert_eq(wt_stop(&s), 0);
@@ -232,6 +259,45 @@ Test(shutdown, sigterm_lets_in_flight_requests_finish, .timeout = 60)
     cr_assert_lt(wt_now_ms() - t0, 20000.0, "in-flight requests finish in their 4 s, long before grace_s (30 s)");
     char *log = wt_read_log(&s);
     cr_assert(strstr(log, "stopping") != NULL && strstr(log, "stopped") != NULL, "%s", log);
+    free(log);
+}
+
+/* shutdown.unready_ms: readiness answers 503 first while the listener still
+ * accepts (a load balancer's health check takes the replica out before any
+ * connection is refused); the listeners close only after it. */
+Test(shutdown, unready_ms_turns_readiness_503_while_still_accepting, .timeout = 60)
+{
+    wt_server s = {0};
+    /* Long enough that no loaded machine can miss the window. */
+    wt_start(&s, "threads = 2; " WT_LISTEN " admin = false; shutdown = { grace_s = 10; unready_ms = 600000; };\n"
+                 WT_HELLO_ROUTES "\n");
+    char *body = NULL;
+    cr_assert_eq(get(&s, "GET", "/health/ready", &body), 200, "%s", body);
+    free(body);
+    cr_assert_eq(kill(s.pid, SIGTERM), 0);
+    free(wt_wait_log(&s, "not ready: /health/ready answers 503 for 600000 ms", 20000));
+    /* Each request is a new connection: the listener still accepts. */
+    cr_assert_eq(get(&s, "GET", "/health/ready", &body), 503, "%s", body);
+    cr_assert(strstr(body, "\"name\":\"draining\",\"status\":\"DOWN\"") != NULL, "%s", body);
+    free(body);
+    cr_assert_eq(get(&s, "GET", "/hello", NULL), 200, "still serving while not ready");
+    cr_assert_eq(get(&s, "GET", "/health/live", NULL), 200, "alive while not ready");
+    char *log = wt_read_log(&s);
+    cr_assert(strstr(log, "stopping;") == NULL, "the drain has not started yet:\n%s", log);
+    free(log);
+    cr_assert_eq(wt_stop(&s), 1, "a second SIGTERM exits at once, with status 1");
+}
+
+Test(shutdown, unready_ms_then_the_drain_and_exit_0, .timeout = 60)
+{
+    wt_server s = {0};
+    wt_start(&s, "threads = 1; " WT_LISTEN " admin = false; shutdown = { unready_ms = 200; };\n" WT_HELLO_ROUTES "\n");
+    cr_assert_eq(get(&s, "GET", "/hello", NULL), 200);
+    cr_assert_eq(wt_stop(&s), 0);
+    char *log = wt_read_log(&s);
+    const char *unready = strstr(log, "not ready: /health/ready answers 503 for 200 ms");
+    const char *stopping = strstr(log, "stopping;");
+    cr_assert(unready != NULL && stopping != NULL && unready < stopping, "not ready first, then the drain:\n%s", log);
     free(log);
 }
 

@@ -73,6 +73,22 @@ Test(stats, requests_are_summed_over_every_loop)
     cr_assert_eq(weft_stats_sum(offsetof(weft_loop_stats, conn_refused)), 0);
 }
 
+Test(stats, the_inflight_integral_is_the_time_each_count_lasted)
+{
+    weft_loop_stats *l = weft_stats_loop_new();
+    cr_assert(l != NULL);
+    weft_stats_inflight(l, 2, 1000000000);  /* 2 from 1 s */
+    weft_stats_inflight(l, 2, 2000000000);  /* a tick: the same count, folded in */
+    weft_stats_inflight(l, 1, 3000000000);  /* 2 for 2 s */
+    weft_stats_inflight(l, 0, 2500000000);  /* a time before the last one's counts as that one's */
+    weft_stats_inflight(l, 3, 4000000000);  /* 0 for 1 s */
+    weft_stats_inflight(l, 0, 4500000000);  /* 3 for 0.5 s */
+    cr_assert_eq(atomic_load(&l->inflight_ns), 5500000000u);
+    cr_assert_eq(atomic_load(&l->inflight), 0);
+    cr_assert_eq(weft_stats_sum(offsetof(weft_loop_stats, inflight_ns)), 5500000000u);
+    weft_stats_loops_free();
+}
+
 Test(stats, bucket_index_follows_the_bounds)
 {
     cr_assert_eq(weft_hist_index(0), 0);
