@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     weft_ws *members[3] = {&ws[0], &ws[1], &ws[2]};
     room rm = {.ws = &fake_ws, .members = members, .n = 3, .cap = 3};
     pthread_mutex_init(&rm.mu, NULL);
-    on_message(&rm, &ws[0], type, payload, len);
+    on_message(&rm, NULL, &ws[0], type, payload, len); /* the local room: no fan-out member */
     pthread_mutex_destroy(&rm.mu);
 
     int who = type == WEFT_WS_TEXT && len >= 4 && memcmp(payload, "/who", 4) == 0;
