@@ -267,6 +267,13 @@ void weft_db_host_db_query_async(weft_req *r, const char *sql, int n, const char
 void weft_db_host_query_async_flags(weft_req *r, const char *sql, int n, const char *const *params, unsigned flags,
                                     weft_db_callback cb, void *arg)
 {
+    /* A worker would queue on the loop's connection from its own thread. */
+    if (!weft_await_reactive(r)) {
+        weft_log_error("%s: a statement with a callback outside a reactive handler returns WEFT_ERROR; pass none",
+                       r->route->label);
+        cb(r, arg, WEFT_ERROR, NULL);
+        return;
+    }
     if (weft_req_cancelled(r)) {
         cb(r, arg, WEFT_CANCELLED, NULL);
         return;

@@ -502,6 +502,10 @@ static void listen_complete(weft_await *a)
     weft_dispatch_callback(r, cb, arg, rc);
 }
 
+/* The handler finished before its LISTEN was answered: the registration
+ * goes with the request's others (release_all), the record now. */
+static void listen_abandon(weft_await *a) { free(a); }
+
 void weft_db_listen_async(weft_req *r, const char *channel, weft_db_notify_fn fn, void *arg, weft_callback cb,
                           void *cb_arg)
 {
@@ -517,7 +521,7 @@ void weft_db_listen_async(weft_req *r, const char *channel, weft_db_notify_fn fn
         cb(r, cb_arg, rc != 0 ? rc : WEFT_UNAVAILABLE);
         return;
     }
-    *op = (listen_op){.a = {.r = r, .start = start_listen, .cancel = cancel_listen, .complete = listen_complete},
+    *op = (listen_op){.a = {.r = r, .start = start_listen, .cancel = cancel_listen, .complete = listen_complete, .abandon = listen_abandon},
                       .reg = g,
                       .cb = cb,
                       .arg = cb_arg};

@@ -41,6 +41,34 @@ static void futex_wait(atomic_int *word, int expected)
 
 static void futex_wake(atomic_int *word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
 
+/* What await.c keeps per request: reactive wait records given back (below)
+ * and the reactive waits on their way, which weft_await_abandon_all ends. */
+typedef struct rec rec;
+typedef struct await_req {
+    rec *free;         /* given back, for the request's next wait of their size */
+    weft_await *async; /* weft_await_async begun, not done */
+    int deferred;      /* abandon_all is among the request's defers */
+} await_req;
+
+WEFT_REQ_SLOT(recs_slot, await_req)
+
+static void async_link(weft_await *a)
+{
+    await_req *ar = weft_req_ext(a->r, recs_slot);
+    a->next_async = ar->async;
+    ar->async = a;
+}
+
+/* A request has a handful at most (one per kind it waits for at once). */
+static void async_unlink(weft_await *a)
+{
+    for (weft_await **p = &((await_req *)weft_req_ext(a->r, recs_slot))->async; *p != NULL; p = &(*p)->next_async)
+        if (*p == a) {
+            *p = a->next_async;
+            return;
+        }
+}
+
 static void on_cancel(weft_wait *w)
 {
     weft_await *a = H2O_STRUCT_FROM_MEMBER(weft_await, wait, w);
@@ -90,7 +118,11 @@ void weft_await_done(weft_await *a, int rc)
         return;
     default:
         a->done = 1;
-        a->complete(a);
+        async_unlink(a);
+        if (!a->abandoned)
+            a->complete(a);
+        else if (a->abandon != NULL)
+            a->abandon(a);
         return;
     }
 }
@@ -150,10 +182,41 @@ int weft_await_in_place(const weft_req *r) { return r->exec == WEFT_EXEC_WORKER;
 
 int weft_await_reactive(const weft_req *r) { return r->exec == WEFT_EXEC_LOOP; }
 
+/* The handler has finished (its defers run on the loop thread): what it
+ * still waits for is stopped, and nothing of it calls the handler back. */
+static void abandon_all(weft_req *r, void *arg)
+{
+    (void)arg;
+    await_req *ar = weft_req_ext(r, recs_slot);
+    ar->deferred = 0;
+    while (ar->async != NULL) {
+        weft_await *a = ar->async;
+        ar->async = a->next_async;
+        a->abandoned = 1;
+        /* Its weft_await_done, now (from cancel) or later, calls abandon, not complete. */
+        if (a->registered) {
+            weft_req_wait_remove(r, &a->wait);
+            a->registered = 0;
+            a->cancel(a);
+        }
+    }
+}
+
 void weft_await_async(weft_await *a)
 {
-    a->done = a->suspended = a->registered = 0;
+    a->done = a->suspended = a->registered = a->abandoned = 0;
     a->mode = MODE_ASYNC;
+    await_req *ar = weft_req_ext(a->r, recs_slot);
+    if (!ar->deferred) {
+        if (weft_req_defer(a->r, abandon_all, NULL) != 0) {
+            a->rc = WEFT_UNAVAILABLE; /* out of memory: the handler answers 503, the process lives */
+            a->done = 1;
+            a->complete(a);
+            return;
+        }
+        ar->deferred = 1;
+    }
+    async_link(a);
     begin(a);
 }
 
@@ -163,17 +226,11 @@ void weft_await_async(weft_await *a)
  * made for. Reuse is by exact size, so a request holds at most as many
  * records of one size as it had waits of that size at one time -- one for a
  * handler that waits for one thing after the other, whatever it waits for. */
-typedef struct rec {
+struct rec {
     struct rec *next;
     size_t size;
-} rec;
+};
 _Static_assert(sizeof(rec) % 16 == 0, "a record stays 16-aligned behind its header");
-
-typedef struct await_req {
-    rec *free; /* given back, for the request's next wait of their size */
-} await_req;
-
-WEFT_REQ_SLOT(recs_slot, await_req)
 
 void *weft_await_rec_new(weft_req *r, size_t size)
 {

@@ -34,6 +34,17 @@
  * kind for as long as it runs instead of growing its request's arena by
  * one per round. The record's last reader copies what the callback needs
  * first: the callback may start the next wait in the same record.
+ *
+ * A reactive handler may finish (done(), or a return that is not
+ * WEFT_AGAIN) while a wait it started is still on its way: a plugin bug,
+ * but not one that may cost the process. The request's first
+ * weft_await_async registers a defer (request.h) that, once the handler
+ * has finished, stops each such wait with its `cancel` and never calls its
+ * `complete`:
+ * the handler's callback would run on a request that is gone. What the
+ * operation owns outside the request's memory is freed by its `abandon`,
+ * and an end that cannot be stopped (a lock already granted, its message
+ * on the way) holds the request with weft_req_pin until it arrives.
  */
 #ifndef WEFT_AWAIT_H
 #define WEFT_AWAIT_H
@@ -52,11 +63,13 @@ struct weft_await {
     weft_await_fn start;    /* loop thread: begins the operation */
     weft_await_fn cancel;   /* loop thread, or NULL: stops it (then done with WEFT_CANCELLED) */
     weft_await_fn complete; /* weft_await_async only: loop thread, once, after done */
+    weft_await_fn abandon;  /* weft_await_async only, or NULL: instead of complete once the handler finished */
     int rc;                 /* the outcome, from weft_await_done */
     /* private */
     weft_wait wait;
     weft_msg msg;
-    int mode, done, suspended, registered;
+    struct weft_await *next_async; /* the request's reactive waits on their way (await.c) */
+    int mode, done, suspended, registered, abandoned;
     atomic_int word; /* a worker's wait (await.c) */
 };
 

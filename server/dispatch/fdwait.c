@@ -227,6 +227,9 @@ static void complete(weft_await *a)
     weft_dispatch_run(w.aw.r, deliver_callback, &w);
 }
 
+/* The handler finished first: the wait was stopped, its record is freed unread. */
+static void abandon(weft_await *a) { free(H2O_STRUCT_FROM_MEMBER(loop_wait, aw, a)); }
+
 void weft_fdwait_fd_wait_async(weft_req *r, int fd, unsigned events, int timeout_ms, weft_fd_callback cb, void *arg)
 {
     int rc;
@@ -251,6 +254,7 @@ void weft_fdwait_fd_wait_async(weft_req *r, int fd, unsigned events, int timeout
     }
     *w = wait_init(r, fd, events, timeout_ms);
     w->aw.complete = complete;
+    w->aw.abandon = abandon;
     w->cb = cb;
     w->arg = arg;
     weft_await_async(&w->aw);

@@ -59,8 +59,24 @@ int weft_hostsync_sleep_ms(weft_req *r, uint32_t ms)
     return weft_await_block(&s.a);
 }
 
+/* The callback forms are the reactive handler's: a worker would start a
+ * loop's timer from its own thread, and a coroutine's handler could
+ * return before its callback came. */
+static int async_refused(weft_req *r, const char *call, const char *instead)
+{
+    if (weft_await_reactive(r))
+        return 0;
+    weft_log_error("%s: %s with a callback outside a reactive handler returns WEFT_ERROR; use %s", r->route->label,
+                   call, instead);
+    return 1;
+}
+
 void weft_hostsync_sleep_async(weft_req *r, uint32_t ms, weft_callback cb, void *arg)
 {
+    if (async_refused(r, "sleep()", "sleep() without one")) {
+        cb(r, arg, WEFT_ERROR);
+        return;
+    }
     if (weft_req_cancelled(r)) {
         cb(r, arg, WEFT_CANCELLED);
         return;
@@ -94,6 +110,7 @@ typedef struct lock_op {
     struct lock_op *next;
     weft_mutex *m;
     weft_msg granted; /* unlock → the waiter's loop */
+    int pinned;       /* cancelled with the grant on its way: the request waits for it */
     weft_callback cb; /* mutex_lock_async */
     void *arg;
 } lock_op;
@@ -151,7 +168,15 @@ static int unlink_op(weft_mutex *m, lock_op *op)
     return 1;
 }
 
-static void on_granted(weft_msg *msg) { weft_await_done(&H2O_STRUCT_FROM_MEMBER(lock_op, granted, msg)->a, WEFT_OK); }
+static void on_granted(weft_msg *msg)
+{
+    lock_op *op = H2O_STRUCT_FROM_MEMBER(lock_op, granted, msg);
+    weft_req *r = op->a.r;
+    int pinned = op->pinned; /* read first: the callback may reuse the record */
+    weft_await_done(&op->a, WEFT_OK);
+    if (pinned)
+        weft_req_unpin(r);
+}
 
 /* Loop thread: takes the lock if it came free since the caller looked, else queues. */
 static void start_lock(weft_await *a)
@@ -180,9 +205,22 @@ static void cancel_lock(weft_await *a)
     pthread_mutex_lock(&op->m->mu);
     int left = unlink_op(op->m, op);
     pthread_mutex_unlock(&op->m->mu);
-    if (left)
+    if (left) {
         weft_await_done(a, WEFT_CANCELLED);
-    /* else granted: the grant's message ends the wait, with the lock */
+        return;
+    }
+    /* Granted: the grant's message ends the wait, with the lock. It points
+     * into the request, which must outlive it even if its handler finishes
+     * first (then the lock is handed on: lock_abandon). */
+    op->pinned = 1;
+    weft_req_pin(a->r);
+}
+
+/* The handler finished while it waited: nobody will unlock a lock it got. */
+static void lock_abandon(weft_await *a)
+{
+    if (a->rc == WEFT_OK)
+        weft_hostsync_mutex_unlock(a->r, ((lock_op *)a)->m);
 }
 
 /* The record goes back first (a granted lock_op left the queue, and its
@@ -211,6 +249,10 @@ int weft_hostsync_mutex_lock(weft_req *r, weft_mutex *m)
 
 void weft_hostsync_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb, void *arg)
 {
+    if (async_refused(r, "lock()", "lock() without one")) {
+        cb(r, arg, WEFT_ERROR);
+        return;
+    }
     if (weft_req_cancelled(r)) {
         cb(r, arg, WEFT_CANCELLED);
         return;
@@ -224,7 +266,7 @@ void weft_hostsync_mutex_lock_async(weft_req *r, weft_mutex *m, weft_callback cb
         cb(r, arg, WEFT_ERROR);
         return;
     }
-    *op = (lock_op){.a = {.r = r, .start = start_lock, .cancel = cancel_lock, .complete = lock_complete},
+    *op = (lock_op){.a = {.r = r, .start = start_lock, .cancel = cancel_lock, .complete = lock_complete, .abandon = lock_abandon},
                     .m = m,
                     .cb = cb,
                     .arg = arg};

@@ -154,6 +154,15 @@ static void on_deadline(weft_timer *t)
     weft_dispatch_cancel(r, WEFT_CANCEL_DEADLINE);
 }
 
+/* The last of a completed request: its memory, then its generation (whose
+ * plugin may be unloaded then). */
+static void release(weft_req *r)
+{
+    weft_gen_ref g = {.gen = weft_route_gen(r->route), .epoch = r->gen_epoch};
+    weft_req_free(r);
+    weft_generation_release_on_loop(g);
+}
+
 static void complete(weft_req *r)
 {
     weft_loop *L = r->loop;
@@ -175,7 +184,6 @@ static void complete(weft_req *r)
         else
             weft_respond_req(link->req, r);
     }
-    weft_gen_ref g = {.gen = weft_route_gen(r->route), .epoch = r->gen_epoch};
     weft_req_trace_end(r, cancelled == WEFT_CANCEL_CLIENT ? 499 : cancelled == WEFT_CANCEL_DEADLINE ? 504 : r->status);
     weft_abuse_request_end(r->conn);
     if (r->conn != NULL)
@@ -186,8 +194,8 @@ static void complete(weft_req *r)
     else if (cancelled != WEFT_CANCEL_DEADLINE) /* a 504 is counted when it is sent */
         weft_stats_request(L->stats, r->route->stat_slot, r->status, weft_req_elapsed_ns(r));
     weft_body_release(r);
-    weft_req_free(r);
-    weft_generation_release_on_loop(g);
+    if (!weft_req_free_later(r, release)) /* a lock's grant on its way (dispatch/hostsync.c) */
+        release(r);
 }
 
 /* Copy what a handler may read out of h2o's request, because the handler may

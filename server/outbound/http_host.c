@@ -149,6 +149,14 @@ static void deliver(void *ctx)
 
 static void complete_call(weft_await *a) { weft_dispatch_run(a->r, deliver, H2O_STRUCT_FROM_MEMBER(async_call, aw, a)); }
 
+/* The handler finished first: the call was cancelled, nobody takes its answer. */
+static void abandon_call(weft_await *a)
+{
+    async_call *c = H2O_STRUCT_FROM_MEMBER(async_call, aw, a);
+    weft_fetch_free(c->f);
+    free(c);
+}
+
 void weft_http_host_http_fetch_async(weft_req *r, const weft_http_request *rq, weft_http_callback cb, void *arg)
 {
     if (weft_loop_current != r->loop) {
@@ -164,7 +172,7 @@ void weft_http_host_http_fetch_async(weft_req *r, const weft_http_request *rq, w
         return;
     }
     weft_fetch_trace(f, r);
-    *c = (async_call){.aw = {.r = r, .start = start_call, .cancel = cancel_call, .complete = complete_call},
+    *c = (async_call){.aw = {.r = r, .start = start_call, .cancel = cancel_call, .complete = complete_call, .abandon = abandon_call},
                       .f = f,
                       .cb = cb,
                       .arg = arg};

@@ -334,6 +334,25 @@ int weft_request_res_error(weft_req *r, int status, const char *message)
     return weft_request_res_write(r, "\n", 1);
 }
 
+void weft_req_pin(weft_req *r) { r->pins++; }
+
+void weft_req_unpin(weft_req *r)
+{
+    if (--r->pins > 0 || r->unpinned == NULL)
+        return;
+    void (*release)(weft_req *) = r->unpinned;
+    r->unpinned = NULL;
+    release(r);
+}
+
+int weft_req_free_later(weft_req *r, void (*release)(weft_req *r))
+{
+    if (r->pins == 0)
+        return 0;
+    r->unpinned = release;
+    return 1;
+}
+
 void weft_req_complete(weft_req *r)
 {
     r->end_ns = weft_now_ns();

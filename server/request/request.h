@@ -85,6 +85,8 @@ struct weft_req {
     int rc;                /* handler result */
     int in_slice;          /* >0 while loop-thread plugin code runs for it */
     int finished;          /* the handler is done; complete when the slice ends */
+    int pins;              /* loop thread: ends still on their way that touch it (weft_req_pin) */
+    void (*unpinned)(weft_req *r); /* loop thread: what its completion left for the last weft_req_unpin */
     int auto_probe;        /* dispatch = auto: this request probes its demoted route on a coroutine */
     /* Its own clock reads (weft_now_ns(), never the loop's once-per-wake-up
      * one): when it was dispatched and when weft_req_complete ran, so that a
@@ -222,6 +224,16 @@ void weft_req_free(weft_req *r);
  * is still there and frees `r`.
  */
 void weft_req_complete(weft_req *r);
+/**
+ * Holds `r`'s memory past its completion (loop thread): an operation whose
+ * end cannot be stopped (a lock granted on another thread, its message on
+ * the way to r's loop) pins r until it arrives. Whoever frees a completed
+ * request asks weft_req_free_later first.
+ */
+void weft_req_pin(weft_req *r);
+void weft_req_unpin(weft_req *r);
+/** 1 when `r` is pinned: `release(r)` then runs at its last unpin instead of now; else 0. */
+int weft_req_free_later(weft_req *r, void (*release)(weft_req *r));
 /** How long `r` took, dispatch to completion (0 before weft_req_complete). */
 static inline uint64_t weft_req_elapsed_ns(const weft_req *r)
 {

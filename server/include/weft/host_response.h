@@ -54,6 +54,10 @@ typedef struct weft_host_response {
      * handle_async returned WEFT_AGAIN. Exactly once per such request; any
      * thread (from another one the completion is posted to the request's
      * loop); safe inside a host callback. `req` is gone when it returns.
+     * A wait the handler started and did not see end (a sleep, lock,
+     * descriptor, body read, fetch or statement with a callback) is
+     * stopped then and its callback never runs; a lock granted meanwhile
+     * goes to the next waiter.
      */
     void (*done)(weft_req *req, int rc);
 } weft_host_response;
