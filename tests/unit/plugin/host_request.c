@@ -188,7 +188,7 @@ Test(host_request, json_body_depth_is_inclusive_and_clamped)
 {
     static const struct {
         int asked, bound;
-    } cases[] = {{3, 3}, {0, 32}, {-5, 32}, {1000, 1000}, {5000, 1000}};
+    } cases[] = {{3, 3}, {1, 1}, {0, 32}, {-5, 32}, {1000, 1000}, {1001, 1000}, {5000, 1000}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int bound = cases[i].bound;
         req->body = nested(bound);
