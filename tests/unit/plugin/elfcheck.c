@@ -296,6 +296,35 @@ Test(elfcheck, not_a_shared_object)
     free(c);
 }
 
+/* A real executable: a PIE is ET_DYN, so it passes the shape check and
+ * dlopen's own refusal (glibc 2.30 and later) is what the operator reads;
+ * one linked without -pie is refused by the check. */
+Test(elfcheck, the_server_binary_as_a_plugin)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/server.so", wt_tmpdir);
+    wt_copy_file(WEFT_BIN, path);
+    unsigned char head[sizeof(ElfW(Ehdr))];
+    FILE *f = fopen(path, "rb");
+    cr_assert(f != NULL && fread(head, 1, sizeof(head), f) == sizeof(head));
+    fclose(f);
+    char why[512];
+    int rc = check_file(path, why, sizeof(why));
+    char *dirs[] = {wt_tmpdir};
+    cr_assert_null(weft_module_load("server", dirs, 1, &wt_errs), "the server binary was loaded as a plugin");
+    cr_assert_eq(wt_errs.count, 1, "%s", wt_errs_text(&wt_errs));
+    char want[700];
+    if (ehdr(head)->e_type == ET_DYN) {
+        cr_assert_eq(rc, 0, "a PIE has a shared object's shape: %s", why);
+        snprintf(want, sizeof(want), "plugin 'server' (%s): cannot load: ", path);
+        wt_expect_msg(&wt_errs, want, "position-independent executable");
+    } else {
+        cr_assert_eq(rc, -1);
+        snprintf(want, sizeof(want), "plugin 'server' (%s): cannot load: an executable, not a shared object", path);
+        wt_expect_msg(&wt_errs, want);
+    }
+}
+
 /* ---- malformed headers ---- */
 
 Test(elfcheck, malformed_program_headers)
