@@ -46,6 +46,23 @@ static void options(const char *text)
 
 static weft_init ctx_for(char *what, size_t size) { return weft_route_init_for_route(&rc, what, size, &wt_errs); }
 
+/* host_init.c and host_abi1.c: both ABIs read options through these functions. */
+Test(route_init, both_tables_hand_out_the_readers)
+{
+    const weft_host_init *g = weft_host_api2.init;
+    cr_assert_eq(g, &weft_host_init_group);
+    cr_assert(g->struct_size == sizeof(weft_host_init) && g->version == WEFT_HOST_INIT_VERSION);
+    cr_assert(g->route == weft_route_init_init_route && g->plugin_state == weft_route_init_init_plugin_state &&
+              g->error == weft_route_init_init_error);
+    cr_assert(g->opt_string == weft_route_init_opt_string && g->opt_int == weft_route_init_opt_int &&
+              g->opt_float == weft_route_init_opt_float && g->opt_bool == weft_route_init_opt_bool);
+    const weft_host_v1 *v1 = &weft_host_api1;
+    cr_assert(v1->init_route == weft_route_init_init_route && v1->init_plugin_state == weft_route_init_init_plugin_state &&
+              v1->init_error == weft_route_init_init_error);
+    cr_assert(v1->opt_string == weft_route_init_opt_string && v1->opt_int == weft_route_init_opt_int &&
+              v1->opt_float == weft_route_init_opt_float && v1->opt_bool == weft_route_init_opt_bool);
+}
+
 /* ---- the typed readers ---- */
 
 Test(route_init, each_reader_takes_its_type_and_the_widenings)
