@@ -12,15 +12,26 @@ static const char *file_of(const weft_init *ctx, const config_setting_t *s)
     return s != NULL && config_setting_source_file(s) != NULL ? config_setting_source_file(s) : ctx->file;
 }
 
-static config_setting_t *lookup(weft_init *ctx, const char *name, int type, const char *type_text)
+/* Only options the route sets, once each: the table holds what
+ * weft_init_check_unused compares with, and reads of absent options or
+ * repeated reads would fill it and leave a set option unrecorded. */
+static void note_asked(weft_init *ctx, const char *name)
 {
+    for (size_t k = 0; k < ctx->n_asked; k++)
+        if (strcmp(ctx->asked[k], name) == 0)
+            return;
     if (ctx->n_asked < sizeof(ctx->asked) / sizeof(ctx->asked[0]))
         ctx->asked[ctx->n_asked++] = name;
+}
+
+static config_setting_t *lookup(weft_init *ctx, const char *name, int type, const char *type_text)
+{
     if (ctx->options == NULL)
         return NULL;
     config_setting_t *s = config_setting_get_member(ctx->options, name);
     if (s == NULL)
         return NULL;
+    note_asked(ctx, name);
     int t = config_setting_type(s);
     if (t == type || (type == CONFIG_TYPE_INT && t == CONFIG_TYPE_INT64) ||
         (type == CONFIG_TYPE_FLOAT && (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)))

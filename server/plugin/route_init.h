@@ -23,7 +23,7 @@ struct weft_init {
     int line;
     void *plugin_state; /* what load() returned, for the routes' init */
     struct weft_ptimers *timers; /* the plugin load's timers (timer_start) */
-    const char *asked[64]; /* option names the plugin looked at */
+    const char *asked[64]; /* the route's options the plugin looked at, each once */
     size_t n_asked;
     int failed;
     weft_errors *errs;
