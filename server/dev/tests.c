@@ -153,7 +153,7 @@ void weft_dev_tests_summarize(const char *out, char *summary, size_t size, char 
     FILE *f = open_memstream(failures, &len);
     for (const char *l = out; f != NULL && l != NULL && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
         size_t n = strcspn(l, "\n");
-        if (strncmp(l, "[----]", 6) == 0 || strncmp(l, "[FAIL]", 6) == 0 || strstr(l, "rror") != NULL)
+        if (strncmp(l, "[----]", 6) == 0 || strncmp(l, "[FAIL]", 6) == 0 || memmem(l, n, "rror", 4) != NULL)
             fprintf(f, "%.*s\n", (int)n, l);
     }
     if (f != NULL)
