@@ -251,7 +251,7 @@ Test(metrics, histograms_are_cumulative_and_end_in_inf_with_sum_and_count)
 {
     render();
     char *copy = strdup(text), *save = NULL;
-    char series[640] = "", family[128] = "";
+    char series[700] = "", family[128] = "";
     double last_le = -1, last = -1, inf = -1;
     int histograms = 0, bucket_rows = 0, counts = 0, sums = 0;
     for (char *line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
@@ -261,7 +261,7 @@ Test(metrics, histograms_are_cumulative_and_end_in_inf_with_sum_and_count)
             continue;
         size_t nl = strlen(s.name);
         if (nl > 7 && strcmp(s.name + nl - 7, "_bucket") == 0) {
-            char key[640];
+            char key[700];
             snprintf(key, sizeof(key), "%.*s{%s}", (int)(nl - 7), s.name, s.labels);
             if (strcmp(key, series) != 0) {
                 cr_assert(series[0] == '\0' || inf >= 0, "%s has no +Inf bucket", series);
@@ -280,7 +280,7 @@ Test(metrics, histograms_are_cumulative_and_end_in_inf_with_sum_and_count)
                 inf = s.value;
             continue;
         }
-        char want[640];
+        char want[700];
         snprintf(want, sizeof(want), "%s{%s}", family, s.labels);
         if (strncmp(s.name, family, strlen(family)) == 0 && strcmp(s.name + strlen(family), "_count") == 0 &&
             strcmp(want, series) == 0) {
