@@ -34,6 +34,8 @@ int weft_dev_main(int argc, char **argv, int (*serve)(const char *config, void (
 int weft_dev_intercept(h2o_req_t *req);
 /** Dev mode only: the admin listener's /dev pages. Returns 1 if handled. */
 int weft_dev_admin(h2o_req_t *req);
+/** The Dev UI page /dev for `g` (malloc'd, *len its length; NULL without memory). Exposed for tests/unit/dev/pages.c. */
+char *weft_dev_page_html(const weft_generation *g, size_t *len);
 /** True in dev mode. */
 int weft_dev_active(void);
 

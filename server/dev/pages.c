@@ -253,12 +253,10 @@ static json_t *tests_json(void)
     return tests;
 }
 
-static void dev_page(h2o_req_t *req)
+char *weft_dev_page_html(const weft_generation *g, size_t *len)
 {
-    const weft_generation *g = weft_generation_of_loop(weft_loop_current);
     char *html = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&html, &len);
+    FILE *f = open_memstream(&html, len);
     if (f != NULL) {
         fprintf(f,
                 "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>weft dev</title><style>%s</style>"
@@ -281,6 +279,13 @@ static void dev_page(h2o_req_t *req)
         fputs("</script></body></html>\n", f);
         fclose(f);
     }
+    return html;
+}
+
+static void dev_page(h2o_req_t *req)
+{
+    size_t len = 0;
+    char *html = weft_dev_page_html(weft_generation_of_loop(weft_loop_current), &len);
     send_text(req, 200, "text/html; charset=utf-8", html, len);
 }
 

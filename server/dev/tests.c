@@ -142,8 +142,7 @@ static int wait_run(pid_t pid)
     }
 }
 
-/* Criterion's closing line, and the lines about failures. */
-static void summarize(const char *out, char *summary, size_t size, char **failures)
+void weft_dev_tests_summarize(const char *out, char *summary, size_t size, char **failures)
 {
     int tested = -1, passing = 0, failing = 0, crashing = 0;
     const char *syn = strstr(out, "Synthesis: Tested: ");
@@ -154,7 +153,7 @@ static void summarize(const char *out, char *summary, size_t size, char **failur
     FILE *f = open_memstream(failures, &len);
     for (const char *l = out; f != NULL && l != NULL && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
         size_t n = strcspn(l, "\n");
-        if (strncmp(l, "[----]", 6) == 0 || strncmp(l, "[FAIL]", 6) == 0 || strstr(l, "rror") != NULL)
+        if (strncmp(l, "[----]", 6) == 0 || strncmp(l, "[FAIL]", 6) == 0 || memmem(l, n, "rror", 4) != NULL)
             fprintf(f, "%.*s\n", (int)n, l);
     }
     if (f != NULL)
@@ -182,7 +181,7 @@ static void run(int i)
     double secs = (double)(weft_now_ns() - t0) / 1e9;
     char *out = weft_file_read(log, NULL);
     char summary[sizeof(p->test_summary)], *failures = NULL;
-    summarize(out != NULL ? out : "", summary, sizeof(summary), &failures);
+    weft_dev_tests_summarize(out != NULL ? out : "", summary, sizeof(summary), &failures);
     int ok = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (status < 0)
         snprintf(summary, sizeof(summary), "stopped after %.0f s", secs);
