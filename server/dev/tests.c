@@ -144,11 +144,18 @@ static int wait_run(pid_t pid)
 
 void weft_dev_tests_summarize(const char *out, char *summary, size_t size, char **failures)
 {
+    /* One closing line per Criterion binary `make test` ran: the sum of them. */
     int tested = -1, passing = 0, failing = 0, crashing = 0;
-    const char *syn = strstr(out, "Synthesis: Tested: ");
-    if (syn != NULL)
-        sscanf(syn, "Synthesis: Tested: %d | Passing: %d | Failing: %d | Crashing: %d", &tested, &passing,
-               &failing, &crashing);
+    for (const char *syn = strstr(out, "Synthesis: Tested: "); syn != NULL;
+         syn = strstr(syn + 1, "Synthesis: Tested: ")) {
+        int t = 0, p = 0, f = 0, c = 0;
+        if (sscanf(syn, "Synthesis: Tested: %d | Passing: %d | Failing: %d | Crashing: %d", &t, &p, &f, &c) < 1)
+            continue;
+        tested = (tested < 0 ? 0 : tested) + t;
+        passing += p;
+        failing += f;
+        crashing += c;
+    }
     size_t len = 0;
     FILE *f = open_memstream(failures, &len);
     for (const char *l = out; f != NULL && l != NULL && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {

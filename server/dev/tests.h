@@ -30,8 +30,8 @@ void weft_dev_tests_stop(void);
 int weft_dev_has_tests(const weft_dev_project *p);
 
 /**
- * A run's output read: Criterion's closing line ("Synthesis: Tested: ...")
- * into `summary` ("2 passed, 0 failed of 2", or "did not run (see the
+ * A run's output read: Criterion's closing lines ("Synthesis: Tested: ...",
+ * one per test binary, added up) into `summary` ("2 passed, 0 failed of 2", or "did not run (see the
  * output)" without one), and its lines about failures into *failures
  * (malloc'd, NULL without memory). Exposed for tests/unit/dev/tests.c.
  */

@@ -330,6 +330,8 @@ int weft_request_res_error(weft_req *r, int status, const char *message)
     r->res_len = 0;
     r->n_res_headers = 0;
     weft_request_res_header(r, "content-type", "text/plain; charset=utf-8");
+    if (message == NULL)
+        message = ""; /* as error_json takes it: a plugin's NULL must not cost the process */
     weft_request_res_write(r, message, strlen(message));
     return weft_request_res_write(r, "\n", 1);
 }

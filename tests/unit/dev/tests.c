@@ -90,6 +90,15 @@ Test(devtests, a_truncated_synthesis_still_counts_what_it_has)
                      "no count at all is no run");
 }
 
+Test(devtests, every_test_binarys_synthesis_is_added_up)
+{
+    /* make test running two Criterion binaries: the second's failure must show */
+    cr_assert_str_eq(summary_of("[====] Synthesis: Tested: 3 | Passing: 3 | Failing: 0 | Crashing: 0 \n"
+                                "[FAIL] b::c: (0.00s)\n"
+                                "[====] Synthesis: Tested: 2 | Passing: 0 | Failing: 1 | Crashing: 1 \n"),
+                     "3 passed, 2 failed (some crashed) of 5");
+}
+
 Test(devtests, a_small_summary_buffer_is_cut_not_overrun)
 {
     char small[8];

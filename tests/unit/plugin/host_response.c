@@ -103,6 +103,10 @@ Test(host_response, error_replaces_the_response)
 
     cr_assert_eq(h->error(req, 42, "odd"), WEFT_OK);
     cr_assert_eq(req->status, 500, "a status outside 100..599 becomes 500");
+
+    cr_assert_eq(h->error(req, 503, NULL), WEFT_OK, "a NULL message is an empty one, as error_json takes it");
+    cr_assert_eq(req->status, 503);
+    expect_body("\n");
 }
 
 Test(host_response, error_json_escapes_the_message)
