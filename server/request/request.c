@@ -154,6 +154,11 @@ void weft_req_free(weft_req *r)
 {
     if (r == NULL)
         return;
+    if (r->pins > 0) { /* the last weft_req_unpin frees it (or runs what weft_req_free_later was given) */
+        if (r->unpinned == NULL)
+            r->unpinned = weft_req_free;
+        return;
+    }
     for (weft_arena_chunk *c = r->arena, *next; c != NULL; c = next) {
         next = c->next;
         if (c != first_chunk(r))

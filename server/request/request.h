@@ -227,8 +227,9 @@ void weft_req_complete(weft_req *r);
 /**
  * Holds `r`'s memory past its completion (loop thread): an operation whose
  * end cannot be stopped (a lock granted on another thread, its message on
- * the way to r's loop) pins r until it arrives. Whoever frees a completed
- * request asks weft_req_free_later first.
+ * the way to r's loop) pins r until it arrives. weft_req_free of a pinned
+ * request frees it at the last unpin; whoever has more to let go of with
+ * it (http/: its generation) asks weft_req_free_later first.
  */
 void weft_req_pin(weft_req *r);
 void weft_req_unpin(weft_req *r);
