@@ -205,6 +205,36 @@ static void deadline_in(struct timespec *ts, int ms)
     }
 }
 
+/* Shutdown: the batch out and what is queued get one attempt, of 2 s at
+ * most, in the order they were finished. Takes `batch`; mu held, released. */
+static void export_last(CURL *curl, weft_span **batch, size_t n)
+{
+    atomic_store(&abort_posts, 0);
+    weft_span **all = malloc((n + count + 1) * sizeof(*all));
+    size_t total = 0;
+    if (all != NULL) {
+        for (size_t i = 0; i < n; i++)
+            all[total++] = batch[i];
+        total += take(all + total, count);
+    } else {
+        free_spans(batch, n);
+        drop(n);
+    }
+    free(batch);
+    char *url = endpoint != NULL ? strdup(endpoint) : NULL, *svc = strdup(service != NULL ? service : "weft");
+    int tmo = timeout_ms < 2000 ? timeout_ms : 2000;
+    pthread_mutex_unlock(&mu);
+    if (total > 0 && url != NULL && svc != NULL && curl != NULL) {
+        (void)export_batch(curl, all, total, url, svc, tmo, EXPORT_RETRIES + 1);
+    } else {
+        free_spans(all, total);
+        drop(total);
+    }
+    free(all);
+    free(url);
+    free(svc);
+}
+
 static void *run(void *arg)
 {
     (void)arg;
@@ -258,32 +288,7 @@ static void *run(void *arg)
         free(svc);
         pthread_mutex_lock(&mu);
     }
-    /* Shutdown: the batch out and what is queued get one attempt, of 2 s at
-     * most, in the order they were finished. */
-    atomic_store(&abort_posts, 0);
-    weft_span **all = malloc((n + count + 1) * sizeof(*all));
-    size_t total = 0;
-    if (all != NULL) {
-        for (size_t i = 0; i < n; i++)
-            all[total++] = batch[i];
-        total += take(all + total, count);
-    } else {
-        free_spans(batch, n);
-        drop(n);
-    }
-    free(batch);
-    char *url = endpoint != NULL ? strdup(endpoint) : NULL, *svc = strdup(service != NULL ? service : "weft");
-    int tmo = timeout_ms < 2000 ? timeout_ms : 2000;
-    pthread_mutex_unlock(&mu);
-    if (total > 0 && url != NULL && svc != NULL && curl != NULL) {
-        (void)export_batch(curl, all, total, url, svc, tmo, EXPORT_RETRIES + 1);
-    } else {
-        free_spans(all, total);
-        drop(total);
-    }
-    free(all);
-    free(url);
-    free(svc);
+    export_last(curl, batch, n);
     if (curl != NULL)
         curl_easy_cleanup(curl);
     return NULL;

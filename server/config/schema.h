@@ -71,6 +71,16 @@ int weft_cfg_load_proxies(vctx *v, const config_setting_t *g, const char *where,
 /* route_static.c: a route with a `static` group into cfg->statics. */
 void weft_cfg_load_route_static(vctx *v, weft_config *cfg, const config_setting_t *route, const char *where);
 
+/* route_plugin.c: routes[index] (or a fragment's), a plugin's route into cfg->routes, a static one into
+ * cfg->statics; nothing is added after an error. */
+void weft_cfg_load_route(vctx *v, weft_config *cfg, config_setting_t *g, int index);
+
+/* limits_cfg.c: the limits group (defaults when absent). */
+void weft_cfg_load_limits(vctx *v, weft_config *cfg, const config_setting_t *root);
+
+/* pools_cfg.c: the pools group into cfg->pools, with a "default" pool added when it names none. */
+void weft_cfg_load_pools(vctx *v, weft_config *cfg, const config_setting_t *root);
+
 /* listen.c */
 void weft_cfg_load_listen(vctx *v, weft_config *cfg, const config_setting_t *root);
 void weft_cfg_load_admin(vctx *v, weft_config *cfg, const config_setting_t *root);

@@ -25,6 +25,9 @@
  * A connection may also carry LISTEN (weft_dbloop_watch): notifications
  * are read with the results, and the watcher hears of every (re)connect.
  *
+ * The statements themselves — their copies, the wait list, handing the
+ * outcome over — are db_loopq.c's.
+ *
  * Everything here runs on the owning loop thread.
  */
 #include <stdio.h>
@@ -32,62 +35,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db/db.h"
-#include "db/db_stmt.h"
+#include "db/db_loop.h"
 #include "base/log.h"
 #include "core/loop.h"
-
-enum { C_DOWN, C_CONNECTING, C_READY };
-
-struct weft_dbq {
-    struct weft_dbq *next;
-    struct dbconn *conn;
-    weft_dbloop_cb cb;
-    void *arg;
-    weft_dbstmt st; /* what is sent, and the results that came (db_stmt.c) */
-    int abandoned;  /* its caller already got WEFT_TIMEOUT, or was cancelled */
-    uint64_t start_ns;
-    weft_timer timeout;
-    weft_dbloop *owner;
-    /* copies, so the statement survives its request: st's text and parameters */
-};
-typedef struct weft_dbq dbq;
-
-typedef struct dbconn {
-    weft_dbloop *owner;
-    int state;
-    PGconn *pg;
-    h2o_socket_t *sock;
-    int sock_src_fd; /* the libpq fd `sock` wraps a dup of */
-    PostgresPollingStatusType poll;
-    dbq *head, *tail; /* sent, awaiting results, in order */
-    size_t inflight;
-    weft_stmt_cache stmts;
-    uint64_t backoff_ms;
-    weft_timer retry;
-    struct dbconn *next_unflushed; /* on this thread's `unflushed` list */
-    int on_unflushed;
-} dbconn;
-
-struct weft_dbloop {
-    weft_loop *loop;
-    weft_db_cfg cfg;
-    weft_db_params params;
-    dbconn *conns;
-    int n;
-    dbq *wait_head, *wait_tail; /* waiting for a connection to come up */
-    int reported_down;
-    uint64_t epoch; /* sessions opened so far: a transaction notices a reconnect */
-    weft_dbloop *next_retired;
-    const char *session_sql; /* run first on every new connection (pooler = "session"), or NULL */
-    char session_buf[64];
-    char timeout_ms[16]; /* weft_db_timeout_sql's $1 */
-    /* weft_dbloop_watch */
-    weft_dbloop_up_fn on_up;
-    weft_dbloop_down_fn on_down;
-    weft_dbloop_notify_fn on_notify;
-    void *watch_ctx;
-};
 
 static void conn_io(h2o_socket_t *sock, const char *err);
 static void conn_connect(dbconn *c);
@@ -120,44 +70,7 @@ static void unflushed_remove(dbconn *c)
     c->on_unflushed = 0;
 }
 
-static void q_free(dbq *q)
-{
-    weft_dbstmt_clear(&q->st);
-    free(q);
-}
-
-/* Hands the outcome to the caller (unless it already gave up) and frees q. */
-static void q_finish(dbq *q, int rc, PGresult *res)
-{
-    weft_timers_cancel(q->owner->loop->timers, &q->timeout);
-    if (!q->abandoned) {
-        q->abandoned = 1;
-        q->cb(q->arg, rc, res);
-    } else {
-        PQclear(res);
-    }
-    /* `res` was handed over above; whatever else q still holds (a result
-     * that arrived before the connection broke) is freed with it. */
-    q_free(q);
-}
-
 static void conn_broken(dbconn *c, const char *why, int rc);
-
-/* Takes a statement that was never sent out of the wait list. */
-static void wait_unlink(dbq *q)
-{
-    weft_dbloop *d = q->owner;
-    dbq **pp = &d->wait_head, *prev = NULL;
-    while (*pp != NULL && *pp != q) {
-        prev = *pp;
-        pp = &(*pp)->next;
-    }
-    if (*pp == q) {
-        *pp = q->next;
-        if (d->wait_tail == q)
-            d->wait_tail = prev;
-    }
-}
 
 static void on_q_timeout(weft_timer *t)
 {
@@ -168,8 +81,8 @@ static void on_q_timeout(weft_timer *t)
         conn_broken(q->conn, "a statement got no answer within the statement timeout", WEFT_TIMEOUT);
         return;
     }
-    wait_unlink(q);
-    q_finish(q, WEFT_TIMEOUT, NULL);
+    weft__dbloop_wait_unlink(q);
+    weft__dbq_finish(q, WEFT_TIMEOUT, NULL);
 }
 
 static void report_down(weft_dbloop *d, const char *why)
@@ -188,16 +101,6 @@ static int any_state(weft_dbloop *d, int state)
         if (d->conns[i].state == state)
             return 1;
     return 0;
-}
-
-static void fail_waiting(weft_dbloop *d, int rc)
-{
-    while (d->wait_head != NULL) {
-        dbq *q = d->wait_head;
-        d->wait_head = q->next;
-        q_finish(q, rc, NULL);
-    }
-    d->wait_tail = NULL;
 }
 
 static void on_retry(weft_timer *t)
@@ -230,13 +133,13 @@ static void conn_broken(dbconn *c, const char *why, int rc)
     while (c->head != NULL) {
         dbq *q = c->head;
         c->head = q->next;
-        q_finish(q, rc, NULL);
+        weft__dbq_finish(q, rc, NULL);
     }
     c->tail = NULL;
     c->inflight = 0;
     report_down(d, msg);
     if (!any_state(d, C_READY) && !any_state(d, C_CONNECTING)) {
-        fail_waiting(d, WEFT_UNAVAILABLE);
+        weft__dbloop_fail_waiting(d, WEFT_UNAVAILABLE);
         if (d->on_down != NULL)
             d->on_down(d->watch_ctx);
     }
@@ -330,7 +233,7 @@ static void advance(dbconn *c, PGresult *r)
     weft_db_metric_query(weft_now_ns() - q->start_ns);
     int rc;
     PGresult *res = weft_dbstmt_take(&q->st, &c->stmts, &c->owner->cfg, &rc);
-    q_finish(q, rc, res);
+    weft__dbq_finish(q, rc, res);
 }
 
 static void conn_read(dbconn *c)
@@ -381,13 +284,13 @@ static void conn_send(dbconn *c, dbq *q)
 {
     int sent = weft_dbstmt_send(&q->st, c->pg, &c->stmts, c->owner->cfg.unnamed, c->owner->timeout_ms);
     if (sent == -2) {
-        q_finish(q, WEFT_UNAVAILABLE, NULL); /* out of memory: 503, the connection is fine */
+        weft__dbq_finish(q, WEFT_UNAVAILABLE, NULL); /* out of memory: 503, the connection is fine */
         return;
     }
     int batched = weft_pq_has_send_pipeline_sync();
     if (sent < 0 || !(batched ? PQsendPipelineSync(c->pg) : PQpipelineSync(c->pg))) {
         conn_broken(c, PQerrorMessage(c->pg), WEFT_UNAVAILABLE);
-        q_finish(q, WEFT_UNAVAILABLE, NULL);
+        weft__dbq_finish(q, WEFT_UNAVAILABLE, NULL);
         return;
     }
     q->conn = c;
@@ -481,7 +384,7 @@ void weft_dbloop_free(weft_dbloop *d)
 {
     if (d == NULL)
         return;
-    fail_waiting(d, WEFT_CANCELLED);
+    weft__dbloop_fail_waiting(d, WEFT_CANCELLED);
     for (int i = 0; i < d->n; i++) {
         dbconn *c = &d->conns[i];
         weft_timers_cancel(d->loop->timers, &c->retry);
@@ -489,7 +392,7 @@ void weft_dbloop_free(weft_dbloop *d)
         while (c->head != NULL) {
             dbq *q = c->head;
             c->head = q->next;
-            q_finish(q, WEFT_CANCELLED, NULL);
+            weft__dbq_finish(q, WEFT_CANCELLED, NULL);
         }
         if (c->sock != NULL)
             h2o_socket_close(c->sock);
@@ -534,37 +437,6 @@ void weft__dbloop_set_next(weft_dbloop *d, weft_dbloop *next) { d->next_retired 
 
 PGconn *weft_dbloop_pg(const weft_dbloop *d) { return d->n > 0 && d->conns[0].state == C_READY ? d->conns[0].pg : NULL; }
 
-/* One allocation for the statement and copies of its text and parameters:
- * a timed-out request is freed while its statement is still in flight. */
-static dbq *q_new(weft_dbloop *d, const char *sql, int n, const char *const *params, weft_dbloop_cb cb, void *arg)
-{
-    size_t size = sizeof(dbq) + strlen(sql) + 1 + (size_t)n * sizeof(char *);
-    for (int i = 0; i < n; i++)
-        size += params[i] != NULL ? strlen(params[i]) + 1 : 0;
-    dbq *q = calloc(1, size);
-    if (q == NULL)
-        return NULL;
-    q->owner = d;
-    q->start_ns = weft_now_ns();
-    q->cb = cb;
-    q->arg = arg;
-    char **copies = (char **)(q + 1);
-    char *p = (char *)(copies + n);
-    for (int i = 0; i < n; i++) {
-        if (params[i] == NULL) {
-            copies[i] = NULL;
-            continue;
-        }
-        size_t len = strlen(params[i]) + 1;
-        copies[i] = memcpy(p, params[i], len);
-        p += len;
-    }
-    q->st.nparams = n;
-    q->st.params = (const char *const *)copies;
-    q->st.sql = strcpy(p, sql);
-    return q;
-}
-
 static void on_session_setup(void *arg, int rc, PGresult *res)
 {
     weft_dbloop *d = arg;
@@ -578,7 +450,7 @@ static void on_session_setup(void *arg, int rc, PGresult *res)
 static void session_setup(dbconn *c)
 {
     weft_dbloop *d = c->owner;
-    dbq *q = q_new(d, d->session_sql, 0, NULL, on_session_setup, d);
+    dbq *q = weft__dbq_new(d, d->session_sql, 0, NULL, on_session_setup, d);
     if (q == NULL || weft_timers_add(d->loop->timers, &q->timeout, (uint64_t)d->cfg.statement_timeout_ms + 1000,
                                      on_q_timeout) != 0) {
         free(q);
@@ -607,7 +479,7 @@ weft_dbq *weft_dbloop_query(weft_dbloop *d, const char *sql, int n, const char *
 weft_dbq *weft_dbloop_send(weft_dbloop *d, const char *sql, int n, const char *const *params, unsigned flags,
                            weft_dbloop_cb cb, void *arg)
 {
-    dbq *q = q_new(d, sql, n, params, cb, arg);
+    dbq *q = weft__dbq_new(d, sql, n, params, cb, arg);
     if (q == NULL) {
         cb(arg, WEFT_UNAVAILABLE, NULL);
         return NULL;
@@ -622,7 +494,7 @@ weft_dbq *weft_dbloop_send(weft_dbloop *d, const char *sql, int n, const char *c
     if (c == NULL && !any_state(d, C_CONNECTING)) {
         /* Down, and between reconnect attempts: don't make the client wait. */
         q->abandoned = 1;
-        q_free(q);
+        weft__dbq_free(q);
         cb(arg, WEFT_UNAVAILABLE, NULL);
         return NULL;
     }
@@ -630,7 +502,7 @@ weft_dbq *weft_dbloop_send(weft_dbloop *d, const char *sql, int n, const char *c
                         on_q_timeout) != 0) {
         /* Out of memory: 503 rather than a statement without its backstop. */
         q->abandoned = 1;
-        q_free(q);
+        weft__dbq_free(q);
         cb(arg, WEFT_UNAVAILABLE, NULL);
         return NULL;
     }
@@ -647,13 +519,3 @@ weft_dbq *weft_dbloop_send(weft_dbloop *d, const char *sql, int n, const char *c
     return q;
 }
 
-void weft_dbloop_abandon(weft_dbq *q)
-{
-    q->abandoned = 1;
-    /* Not sent yet: it need never run. A sent one stays in the pipeline,
-     * whose results arrive in order; its result is read and dropped. */
-    if (q->conn == NULL) {
-        wait_unlink(q);
-        q_finish(q, WEFT_CANCELLED, NULL);
-    }
-}

@@ -254,6 +254,82 @@ static void reload(weft_reload_kind kind, const char *why)
     watch_current();
 }
 
+/* Until the watchdog's next ping, the end of the debounce (or the next look
+ * at a package's hold), or the hand-over's deadline: the earliest; -1 for none. */
+static int poll_timeout(int pending, int held, unsigned long long last_event)
+{
+    int timeout = weft_notify_watchdog();
+    if (pending) {
+        uint64_t now = weft_now_ns(), due = last_event + DEBOUNCE_NS;
+        int debounce = now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
+        if (debounce == 0 && held)
+            debounce = HOLD_POLL_MS; /* until the package's postinst lets go */
+        timeout = timeout < 0 || debounce < timeout ? debounce : timeout;
+    }
+    int upgrade_ms = weft_handover_timeout_ms();
+    if (upgrade_ms >= 0 && (timeout < 0 || upgrade_ms < timeout))
+        timeout = upgrade_ms;
+    return timeout;
+}
+
+/* One signal from sig_fd: SIGTERM or SIGINT is returned (the server stops),
+ * the others are acted on and give 0. */
+static int take_signal(int *upgrade_fd)
+{
+    struct signalfd_siginfo si;
+    if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+            weft_notify_stopping();
+            return (int)si.ssi_signo;
+        }
+        if (si.ssi_signo == SIGHUP)
+            reload(WEFT_RELOAD_CONFIG, "SIGHUP");
+        if (si.ssi_signo == SIGUSR1)
+            reopen_logs("SIGUSR1");
+        if (si.ssi_signo == SIGUSR2 && *upgrade_fd < 0)
+            *upgrade_fd = weft_handover_start(pid_file);
+        else if (si.ssi_signo == SIGUSR2)
+            weft_log_warn("SIGUSR2: a hand-over is already under way");
+    }
+    return 0;
+}
+
+/* What the watcher saw since the last look, added to *pending, and the
+ * plugin files it names to `names`. */
+static void take_changes(int *pending, unsigned long long *last_event, char *names, size_t size)
+{
+    char more[1024];
+    unsigned long long at;
+    int what = weft_watcher_take(watcher, more, sizeof(more), &at);
+    if (!weft_reload_serving()->cfg->watch)
+        what &= ~WEFT_WATCH_CONFIG;
+    if (what) {
+        *pending |= what;
+        *last_event = at;
+        if (more[0] && strlen(names) + strlen(more) + 2 < size)
+            snprintf(names + strlen(names), size - strlen(names), "%s%s", names[0] ? "," : "", more);
+    }
+}
+
+/* The changes of a debounce period, as one reload. */
+static void reload_changes(int pending, const char *names)
+{
+    if (pending & WEFT_WATCH_CONFIG) {
+        reload(WEFT_RELOAD_CONFIG, "config file changed");
+    } else if (pending & WEFT_WATCH_ROUTES) {
+        /* Like a plugin change: the serving main config, fragments
+         * and plugins re-read (a half-edited main file stays out). */
+        char why[1100];
+        snprintf(why, sizeof(why), "route fragment changed%s%s", names[0] ? "; plugin file changed: " : "",
+                 names);
+        reload(WEFT_RELOAD_PLUGINS, why);
+    } else if (used_by_routes(names)) {
+        char why[1100];
+        snprintf(why, sizeof(why), "plugin file changed: %s", names);
+        reload(WEFT_RELOAD_PLUGINS, why);
+    }
+}
+
 int weft_control_run(void)
 {
     if (weft_handover_is_child()) {
@@ -270,17 +346,7 @@ int weft_control_run(void)
     char names[1024] = "";
     unsigned long long last_event = 0;
     for (;;) {
-        int timeout = weft_notify_watchdog();
-        if (pending) {
-            uint64_t now = weft_now_ns(), due = last_event + DEBOUNCE_NS;
-            int debounce = now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
-            if (debounce == 0 && held)
-                debounce = HOLD_POLL_MS; /* until the package's postinst lets go */
-            timeout = timeout < 0 || debounce < timeout ? debounce : timeout;
-        }
-        int upgrade_ms = weft_handover_timeout_ms();
-        if (upgrade_ms >= 0 && (timeout < 0 || upgrade_ms < timeout))
-            timeout = upgrade_ms;
+        int timeout = poll_timeout(pending, held, last_event);
         struct pollfd p[3] = {{sig_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}, {upgrade_fd, POLLIN, 0}};
         int ready = poll(p, upgrade_fd >= 0 ? 3 : 2, timeout);
         if (ready < 0 && errno != EINTR)
@@ -295,21 +361,9 @@ int weft_control_run(void)
             }
         }
         if (p[0].revents & POLLIN) {
-            struct signalfd_siginfo si;
-            if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
-                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-                    weft_notify_stopping();
-                    return (int)si.ssi_signo;
-                }
-                if (si.ssi_signo == SIGHUP)
-                    reload(WEFT_RELOAD_CONFIG, "SIGHUP");
-                if (si.ssi_signo == SIGUSR1)
-                    reopen_logs("SIGUSR1");
-                if (si.ssi_signo == SIGUSR2 && upgrade_fd < 0)
-                    upgrade_fd = weft_handover_start(pid_file);
-                else if (si.ssi_signo == SIGUSR2)
-                    weft_log_warn("SIGUSR2: a hand-over is already under way");
-            }
+            int stop = take_signal(&upgrade_fd);
+            if (stop != 0)
+                return stop;
         }
         if (p[1].revents & POLLIN) {
             uint64_t v;
@@ -319,38 +373,13 @@ int weft_control_run(void)
         weft_control_reap();
         if (weft_admin_take_reload_request())
             reload(WEFT_RELOAD_CONFIG, "admin /reload");
-        if (watcher != NULL) {
-            char more[1024];
-            unsigned long long at;
-            int what = weft_watcher_take(watcher, more, sizeof(more), &at);
-            if (!weft_reload_serving()->cfg->watch)
-                what &= ~WEFT_WATCH_CONFIG;
-            if (what) {
-                pending |= what;
-                last_event = at;
-                if (more[0] && strlen(names) + strlen(more) + 2 < sizeof(names))
-                    snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? "," : "",
-                             more);
-            }
-        }
+        if (watcher != NULL)
+            take_changes(&pending, &last_event, names, sizeof(names));
         /* An edited main config is the operator's own doing and is read at
          * once; plugin and fragment changes wait out a package upgrade. */
         held = pending && !(pending & WEFT_WATCH_CONFIG) && weft_hold_active(pid_file);
         if (pending && !held && weft_now_ns() >= last_event + DEBOUNCE_NS) {
-            if (pending & WEFT_WATCH_CONFIG) {
-                reload(WEFT_RELOAD_CONFIG, "config file changed");
-            } else if (pending & WEFT_WATCH_ROUTES) {
-                /* Like a plugin change: the serving main config, fragments
-                 * and plugins re-read (a half-edited main file stays out). */
-                char why[1100];
-                snprintf(why, sizeof(why), "route fragment changed%s%s", names[0] ? "; plugin file changed: " : "",
-                         names);
-                reload(WEFT_RELOAD_PLUGINS, why);
-            } else if (used_by_routes(names)) {
-                char why[1100];
-                snprintf(why, sizeof(why), "plugin file changed: %s", names);
-                reload(WEFT_RELOAD_PLUGINS, why);
-            }
+            reload_changes(pending, names);
             pending = 0;
             names[0] = '\0';
         }

@@ -285,6 +285,29 @@ static int serve(const char *config, void (*loaded)(const weft_generation *gen))
     return weft_server_run(gen);
 }
 
+/* weft -t: the configuration checked as a start would build it, and what it holds said. */
+static int test_config(const char *config)
+{
+    weft_generation *gen = load(config, 1);
+    if (gen == NULL) {
+        weft_module_cleanup();
+        weft_say(WEFT_LOG_ERROR, "configuration file %s test failed", config);
+        return 1;
+    }
+    char statics[64] = "";
+    if (gen->cfg->n_statics > 0)
+        snprintf(statics, sizeof(statics), ", %zu static route(s)", gen->cfg->n_statics);
+    if (gen->cfg->n_refused > 0)
+        weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins%s; %zu drop-in file(s) left "
+                        "out, see the warnings)", config, gen->n_routes, gen->n_modules, statics, gen->cfg->n_refused);
+    else
+        weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins%s)", config, gen->n_routes,
+                gen->n_modules, statics);
+    weft_generation_release(gen);
+    weft_module_cleanup(); /* the empty private copy directory */
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* Before any thread exists (worker pools start while the config is
@@ -351,25 +374,7 @@ int main(int argc, char **argv)
         return upgrade_running(config);
     if (clear != NULL)
         return quarantine_clear(config, clear[0] != '\0' ? clear : NULL);
-    if (test) {
-        weft_generation *gen = load(config, 1);
-        if (gen == NULL) {
-            weft_module_cleanup();
-            weft_say(WEFT_LOG_ERROR, "configuration file %s test failed", config);
-            return 1;
-        }
-        char statics[64] = "";
-        if (gen->cfg->n_statics > 0)
-            snprintf(statics, sizeof(statics), ", %zu static route(s)", gen->cfg->n_statics);
-        if (gen->cfg->n_refused > 0)
-            weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins%s; %zu drop-in file(s) left "
-                            "out, see the warnings)", config, gen->n_routes, gen->n_modules, statics, gen->cfg->n_refused);
-        else
-            weft_say(WEFT_LOG_INFO, "configuration file %s is valid (%zu routes, %zu plugins%s)", config, gen->n_routes,
-                    gen->n_modules, statics);
-        weft_generation_release(gen);
-        weft_module_cleanup(); /* the empty private copy directory */
-        return 0;
-    }
+    if (test)
+        return test_config(config);
     return serve(config, NULL);
 }

@@ -217,26 +217,9 @@ static void raise_fd_limit(const weft_config *cfg)
                       (unsigned long long)rl.rlim_cur, cfg->limits.max_connections, (unsigned long long)need);
 }
 
-int weft_server_run(weft_generation *gen)
+/* Every folder's loop hooks, before the loops start. */
+static void attach_hooks(const weft_config *cfg)
 {
-    weft_config *cfg = gen->cfg;
-    weft_log_set_level(cfg->log.level);
-    signal(SIGPIPE, SIG_IGN);
-    int n = cfg->threads, admin_fd = -1;
-    int *fds = NULL;
-    size_t n_fds = (size_t)n * cfg->n_listen;
-    raise_fd_limit(cfg);
-    if (weft_listeners_bind(cfg, n, &fds, &proc.extra, &proc.n_extra) != 0)
-        return 1;
-    if (cfg->admin.enabled && weft_listeners_bind_admin(cfg, &admin_fd) != 0 && !cfg->admin.is_default)
-        return fail_bound(fds, n_fds, -1);
-    weft_inherited_release(cfg->path); /* systemd's sockets no address took */
-    /* Ports below 1024 and root-only key files are dealt with; nothing after
-     * this point needs root. */
-    if (weft_privileges_drop(cfg) != 0 || weft_control_init(gen) != 0)
-        return fail_bound(fds, n_fds, admin_fd);
-    h2o_setup(cfg);
-    proc.first = gen;
     weft_loop_add_hook(&gen_hook);
     weft_loop_add_hook(&weft_static_cache_hook);
     weft_dispatch_attach(cfg->coroutine.stack_size);
@@ -247,6 +230,11 @@ int weft_server_run(weft_generation *gen)
     weft_ptimers_attach();
     weft_trim_attach();
     weft_backlog_attach();
+}
+
+static void start_loops(weft_generation *gen, int n, int *fds, int admin_fd)
+{
+    weft_config *cfg = gen->cfg;
     weft_loops_conf lc = {.h2o = &proc.h2o,
                           .main_hosts = proc.main_hosts,
                           .admin_hosts = proc.admin_hosts,
@@ -266,8 +254,10 @@ int weft_server_run(weft_generation *gen)
     weft_trace_configure(cfg);
     if (weft_loops_start(n, &lc) != 0)
         weft_fatal("out of memory starting the event loops");
-    weft_generation_start_timers(gen);
-    weft_listeners_announce(cfg, fds);
+}
+
+static void pass_listeners(const weft_config *cfg, int n, const int *fds, size_t n_fds, int admin_fd)
+{
     /* What a SIGUSR2 hands to the next process: the loops close them only when they stop. */
     proc.passed = malloc((n_fds + proc.n_extra + 1) * sizeof(int));
     if (proc.passed == NULL)
@@ -286,12 +276,13 @@ int weft_server_run(weft_generation *gen)
     if (admin_fd >= 0)
         proc.passed[np++] = admin_fd;
     weft_handover_set_listeners(proc.passed, np);
-    free(fds);
-    weft_log_info("weft %s serving %zu route(s) from %zu plugin(s) on %d event loop thread(s)", WEFT_VERSION,
-                  gen->n_routes, gen->n_modules, n);
+}
 
-    int sig = weft_control_run(); /* reloads until SIGTERM/SIGINT */
-
+/* SIGTERM/SIGINT, or SIGUSR2 once the next process took over: the loops
+ * drain, then everything is torn down (or left, if handlers still hold loop
+ * memory after the grace period). */
+static int stop_serving(int sig)
+{
     if (sig != SIGUSR2)
         announce_stop(sig, weft_reload_serving()->cfg->shutdown.unready_ms);
     int grace_s = weft_reload_serving()->cfg->shutdown.grace_s;
@@ -321,4 +312,38 @@ int weft_server_run(weft_generation *gen)
     weft_module_cleanup();
     weft_log_info("stopped");
     return 0;
+}
+
+int weft_server_run(weft_generation *gen)
+{
+    weft_config *cfg = gen->cfg;
+    weft_log_set_level(cfg->log.level);
+    signal(SIGPIPE, SIG_IGN);
+    int n = cfg->threads, admin_fd = -1;
+    int *fds = NULL;
+    size_t n_fds = (size_t)n * cfg->n_listen;
+    raise_fd_limit(cfg);
+    if (weft_listeners_bind(cfg, n, &fds, &proc.extra, &proc.n_extra) != 0)
+        return 1;
+    if (cfg->admin.enabled && weft_listeners_bind_admin(cfg, &admin_fd) != 0 && !cfg->admin.is_default)
+        return fail_bound(fds, n_fds, -1);
+    weft_inherited_release(cfg->path); /* systemd's sockets no address took */
+    /* Ports below 1024 and root-only key files are dealt with; nothing after
+     * this point needs root. */
+    if (weft_privileges_drop(cfg) != 0 || weft_control_init(gen) != 0)
+        return fail_bound(fds, n_fds, admin_fd);
+    h2o_setup(cfg);
+    proc.first = gen;
+    attach_hooks(cfg);
+    start_loops(gen, n, fds, admin_fd);
+    weft_generation_start_timers(gen);
+    weft_listeners_announce(cfg, fds);
+    pass_listeners(cfg, n, fds, n_fds, admin_fd);
+    free(fds);
+    weft_log_info("weft %s serving %zu route(s) from %zu plugin(s) on %d event loop thread(s)", WEFT_VERSION,
+                  gen->n_routes, gen->n_modules, n);
+
+    int sig = weft_control_run(); /* reloads until SIGTERM/SIGINT */
+
+    return stop_serving(sig);
 }

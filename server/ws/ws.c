@@ -1,4 +1,5 @@
 #include "ws/ws.h"
+#include "ws/ws_socket.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -29,13 +30,6 @@
  * a broadcast to many members that never read cannot multiply memory. */
 static atomic_size_t queued_total;
 
-typedef struct inmsg {
-    struct inmsg *next;
-    int type;
-    size_t len;
-    char data[];
-} inmsg;
-
 typedef struct weft_wsloop {
     h2o_linklist_t open; /* weft_ws.link */
 } weft_wsloop;
@@ -43,34 +37,6 @@ typedef struct weft_wsloop {
 WEFT_LOOP_SLOT(ws_slot) /* the loop's weft_wsloop */
 
 static weft_wsloop *ws_of(const weft_loop *L) { return weft_loop_get(L, ws_slot); }
-
-struct weft_ws {
-    weft_req *r;                /* NULL once the request completed */
-    weft_loop *loop;
-    h2o_websocket_conn_t *conn; /* NULL before the upgrade and once closed (loop thread) */
-    atomic_int refs;            /* the request, the open socket, each posted operation */
-    atomic_int gone;            /* closing or closed: sends are refused (read by any thread) */
-    int closing, in_recv, accepted, accept_done;
-    size_t max_message, send_limit, inbox_limit, queued_limit;
-    size_t accounted; /* this socket's share of queued_total (loop thread) */
-    uint64_t idle_ms;
-    weft_timer timer; /* idle; once closing, the grace for the peer's answer */
-    h2o_linklist_t link;
-    /* inbox of the blocking-style receiver; `mu` because a worker reads it */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    inmsg *head, *tail;
-    size_t inbox_bytes;
-    int closed, close_code;
-    inmsg *last; /* handed to the plugin by ws_recv, freed by the next */
-    struct recv_op *waiting; /* the blocking-style receive in progress (loop thread) */
-    int woken, recv_cancelled;
-    weft_timer recv_timer;   /* its timeout, then the clean-stack end of its wait */
-    /* reactive */
-    weft_ws_callback cb;
-    void *arg;
-    weft_msg accept_msg;
-};
 
 static void unref(weft_ws *ws)
 {
@@ -208,8 +174,6 @@ static int send_now(weft_ws *ws, int type, const void *data, size_t len)
 
 /* ---- the socket closing ---- */
 
-static void wake_waiter(weft_ws *ws);
-
 typedef struct delivery {
     weft_ws *ws;
     int type;
@@ -248,7 +212,7 @@ static void closed(weft_ws *ws)
         if (!r->finished)
             weft_dispatch_done(r, WEFT_OK); /* the request ends with its socket */
     } else if (r != NULL && ws->waiting != NULL) {
-        wake_waiter(ws);
+        weft__ws_wake_waiter(ws);
     }
     unref(ws);
 }
@@ -269,44 +233,7 @@ static void on_timer(weft_timer *t)
         closed(ws); /* the peer never answered our close */
 }
 
-/* ---- receiving ---- */
-
-/* A blocking-style receive is an operation of dispatch/await.c: it waits
- * for a message, the close, its timeout or the request's cancellation, on
- * the socket's loop, under either policy. */
-typedef struct recv_op {
-    weft_await a; /* first: the await's callbacks get it back as a recv_op */
-    weft_ws *ws;
-    int timeout_ms;
-} recv_op;
-
-static int inbox_ready(weft_ws *ws)
-{
-    pthread_mutex_lock(&ws->mu);
-    int ready = ws->head != NULL || ws->closed;
-    pthread_mutex_unlock(&ws->mu);
-    return ready;
-}
-
-static void on_recv_timer(weft_timer *t)
-{
-    weft_ws *ws = H2O_STRUCT_FROM_MEMBER(weft_ws, recv_timer, t);
-    recv_op *o = ws->waiting;
-    if (o == NULL)
-        return;
-    ws->waiting = NULL;
-    weft_await_done(&o->a, ws->recv_cancelled ? WEFT_CANCELLED : inbox_ready(ws) ? WEFT_OK : WEFT_TIMEOUT);
-}
-
-/* Ends the wait from a clean stack, never from inside wslay (a coroutine
- * resumes there). */
-static void wake_waiter(weft_ws *ws)
-{
-    ws->woken = 1;
-    weft_timers_cancel(ws->loop->timers, &ws->recv_timer);
-    if (weft_timers_add(ws->loop->timers, &ws->recv_timer, 0, on_recv_timer) != 0)
-        on_recv_timer(&ws->recv_timer);
-}
+/* ---- receiving (the blocking-style receive is ws_recv.c's) ---- */
 
 static void deliver(weft_ws *ws, int type, const void *data, size_t len)
 {
@@ -340,7 +267,7 @@ static void deliver(weft_ws *ws, int type, const void *data, size_t len)
     pthread_cond_signal(&ws->cv);
     pthread_mutex_unlock(&ws->mu);
     if (ws->waiting != NULL && !ws->woken)
-        wake_waiter(ws);
+        weft__ws_wake_waiter(ws);
 }
 
 static void on_ws_msg(h2o_websocket_conn_t *conn, const struct wslay_event_on_msg_recv_arg *arg)
@@ -476,90 +403,6 @@ void weft_ws_ws_on_message(weft_ws *ws, weft_ws_callback cb, void *arg)
 {
     ws->cb = cb;
     ws->arg = arg;
-}
-
-/* Pops the next message, or reports the close; mu held. */
-static int take(weft_ws *ws, int *type, const void **data, size_t *len)
-{
-    inmsg *m = ws->head;
-    if (m != NULL) {
-        ws->head = m->next;
-        if (ws->head == NULL)
-            ws->tail = NULL;
-        ws->inbox_bytes -= m->len;
-        ws->last = m;
-        *type = m->type;
-        *data = m->data;
-        *len = m->len;
-        return WEFT_OK;
-    }
-    *type = WEFT_WS_CLOSE;
-    *data = NULL;
-    *len = (size_t)ws->close_code;
-    return WEFT_CANCELLED;
-}
-
-/* The request was withdrawn (its route's timeout_ms passed): the receive
- * ends, the socket closes once the handler returns. */
-static int withdrawn(int *type, size_t *len)
-{
-    *type = WEFT_WS_CLOSE;
-    *len = 0;
-    return WEFT_CANCELLED;
-}
-
-static void start_recv(weft_await *a)
-{
-    recv_op *o = (recv_op *)a;
-    weft_ws *ws = o->ws;
-    if (inbox_ready(ws)) {
-        weft_await_done(a, WEFT_OK);
-        return;
-    }
-    ws->waiting = o;
-    ws->woken = ws->recv_cancelled = 0;
-    if (o->timeout_ms >= 0 &&
-        weft_timers_add(ws->loop->timers, &ws->recv_timer, (uint64_t)o->timeout_ms, on_recv_timer) != 0) {
-        ws->waiting = NULL;
-        weft_await_done(a, WEFT_TIMEOUT); /* out of memory for the timer: as if it ran out */
-    }
-}
-
-static void cancel_recv(weft_await *a)
-{
-    weft_ws *ws = ((recv_op *)a)->ws;
-    ws->recv_cancelled = 1;
-    wake_waiter(ws);
-}
-
-int weft_ws_ws_recv(weft_ws *ws, int timeout_ms, int *type, const void **data, size_t *len)
-{
-    weft_req *r = ws->r;
-    free(ws->last);
-    ws->last = NULL;
-    *type = 0;
-    *data = NULL;
-    *len = 0;
-    if (r == NULL) {
-        weft_log_error("websocket: ws_recv() after its handler finished; use ws_on_message()");
-        return WEFT_ERROR;
-    }
-    if (weft_await_refused(r, "ws_recv()", "ws_on_message()"))
-        return WEFT_ERROR;
-    if (weft_req_cancelled(r))
-        return withdrawn(type, len);
-    /* `o` lives on the waiter's stack, which stays put until the loop ended the wait. */
-    recv_op o = {.a = {.r = r, .start = start_recv, .cancel = cancel_recv}, .ws = ws, .timeout_ms = timeout_ms};
-    /* A message already in: no round trip through the loop. */
-    int rc = inbox_ready(ws) ? WEFT_OK : weft_await_block(&o.a);
-    if (rc == WEFT_CANCELLED || weft_req_cancelled(r))
-        return withdrawn(type, len);
-    if (rc != WEFT_OK)
-        return rc;
-    pthread_mutex_lock(&ws->mu);
-    rc = take(ws, type, data, len);
-    pthread_mutex_unlock(&ws->mu);
-    return rc;
 }
 
 /* ---- sending and closing from any thread ---- */
