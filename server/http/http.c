@@ -271,29 +271,21 @@ static weft_ratelimit_route plugin_limit(weft_route *route)
                                   .cfg = &route->cfg->rate_limit, .limiter = weft_ratelimit_slot(route)};
 }
 
-static int on_req(h2o_handler_t *self, h2o_req_t *req)
+static int on_req(h2o_handler_t *self, h2o_req_t *req);
+
+/* Its listener's trusted_proxies say whether a proxy's headers name the
+ * client; none (NULL) for a connection on no listener this generation lists. */
+static const weft_listen_cfg *listener_of(const weft_config *cfg, const weft_conn *conn)
 {
-    weft_loop *L = weft_loop_current;
-    weft_generation *g = weft_generation_of_loop(L);
-    /* Who the client is, first: every answer's access log line names it. */
-    weft_conn *conn = weft_conn_of(weft_h2o_req_socket(req));
-    weft_client client;
-    weft_client_addr(req, conn, conn != NULL && conn->listener >= 0 && (size_t)conn->listener < g->cfg->n_listen
-                              ? &g->cfg->listen[conn->listener]
-                              : NULL,
-                     &client);
-    /* While spans are exported, every answer gets one, weft's own included
-     * (request/trace.h); otherwise this is one relaxed load. */
-    weft_answer_trace *at =
-        weft_trace_answer_start(req, &g->cfg->trace, client.sa.sa.sa_family != AF_UNSPEC ? &client.sa.sa : NULL);
-    /* A long target is refused before anything copies or decodes it. */
-    if (req->path.len > g->cfg->limits.max_uri) {
-        early(req, 414, "request target too long (limits.max_uri)");
-        return 0;
-    }
-    unsigned method_bit = weft_method_bit(req->method.base, req->method.len);
-    /* Route on the raw path, not h2o's decoded one: "%2F" must not become a
-     * separator and a parameter must be decoded once, not twice. */
+    return conn != NULL && conn->listener >= 0 && (size_t)conn->listener < cfg->n_listen ? &cfg->listen[conn->listener]
+                                                                                         : NULL;
+}
+
+/* Route on the raw path, not h2o's decoded one: "%2F" must not become a
+ * separator and a parameter must be decoded once, not twice. -1 for a target
+ * no route may see; `t->prefix_len` is left for the router to say. */
+static int routing_target(h2o_req_t *req, weft_static_target *t)
+{
     size_t raw_len = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
     int plain = weft_path_is_plain(req->path.base, raw_len);
     const char *norm = req->path.base;
@@ -303,106 +295,89 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         norm_len = weft_path_normalize(req->path.base, raw_len, buf);
         norm = buf;
     }
-    if (norm_len < 0 || (req->query_at != SIZE_MAX && memmem(req->path.base + req->query_at, req->path.len - req->query_at, "%00", 3) != NULL)) {
-        early(req, 400, "bad request target: an encoded NUL (%00) or a path above the root");
-        return 0;
-    }
-    weft_admit ad = {.loop = L, .conn = conn, .key = client.key,
-                     .table_capacity = (size_t)g->cfg->limits.rate_limit_clients};
-    weft_route *preflight =
-        method_bit == WEFT_M_OPTIONS ? weft_edge_cors_preflight_route(req, g->router, norm, (size_t)norm_len) : NULL;
-    if (preflight != NULL) {
-        weft_trace_answer_route(at, preflight->cfg->path, "weft");
-        weft_body_abandon(req); /* a preflight's body, if it has one, is not read */
-        /* A preflight takes a token of the route it asks about: answering
-         * them unmetered would leave an endpoint open to a flood of them. */
-        ad.limit = plugin_limit(preflight);
-        int refused = weft_http_admit(req, &ad, WEFT_ADMIT_RATE);
-        if (refused != 0)
-            early(req, refused, ad.why);
-        else
-            weft_edge_preflight(req, preflight->cfg, g->cfg);
-        return 0;
-    }
-    weft_match m;
-    weft_router_match(g->router, norm, (size_t)norm_len, method_bit, &m);
-    if (m.status == 404) {
+    if (norm_len < 0 || (req->query_at != SIZE_MAX && memmem(req->path.base + req->query_at, req->path.len - req->query_at, "%00", 3) != NULL))
+        return -1;
+    *t = (weft_static_target){.norm = norm, .len = (size_t)norm_len, .plain = plain};
+    return 0;
+}
+
+static void answer_preflight(h2o_req_t *req, weft_route *preflight, weft_admit *ad, const weft_config *cfg,
+                             weft_answer_trace *at)
+{
+    weft_trace_answer_route(at, preflight->cfg->path, "weft");
+    weft_body_abandon(req); /* a preflight's body, if it has one, is not read */
+    /* A preflight takes a token of the route it asks about: answering
+     * them unmetered would leave an endpoint open to a flood of them. */
+    ad->limit = plugin_limit(preflight);
+    int refused = weft_http_admit(req, ad, WEFT_ADMIT_RATE);
+    if (refused != 0)
+        early(req, refused, ad->why);
+    else
+        weft_edge_preflight(req, preflight->cfg, cfg);
+}
+
+/* 404, or 405 with the methods the path does take; 0 when a route matched. */
+static int answer_unmatched(h2o_req_t *req, weft_loop *L, const weft_match *m)
+{
+    if (m->status == 404) {
         weft_stat_add(&L->stats->unmatched[0], 1);
         early(req, 404, "not found: no route matches this path");
-        return 0;
+        return 1;
     }
-    if (m.status == 405) {
+    if (m->status == 405) {
         weft_stat_add(&L->stats->unmatched[1], 1);
         char allow[128];
-        weft_methods_format(m.allow, allow, sizeof(allow));
+        weft_methods_format(m->allow, allow, sizeof(allow));
         h2o_iovec_t v = h2o_strdup(&req->pool, allow, strlen(allow));
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, v.base, v.len);
         early(req, 405, "method not allowed for this path");
-        return 0;
+        return 1;
     }
-    if (m.prefix) { /* only static routes are prefixes */
-        weft_static_route *sr = m.route;
-        ad.limit = weft_http_static_limit(sr);
-        weft_trace_answer_route(at, ad.limit.path, "weft"); /* a refusal is weft's, */
-        int refused = weft_http_admit(req, &ad, WEFT_ADMIT_RATE | WEFT_ADMIT_CONN);
-        if (refused != 0) {
-            early(req, refused, ad.why);
-            return 0;
-        }
-        weft_trace_answer_route(at, ad.limit.path, "static"); /* whatever the directory says is its own */
-        weft_http_static(req, sr, conn, ad.now, (weft_static_target){norm, (size_t)norm_len, m.prefix_len, plain});
-        return 0;
-    }
-    weft_route *route = m.route;
-    ad.limit = plugin_limit(route);
-    weft_trace_answer_route(at, route->cfg->path, "weft");
-    /* Rate limits before anything else is spent on the request. */
-    int refused = weft_http_admit(req, &ad, WEFT_ADMIT_RATE);
+    return 0;
+}
+
+static void serve_static(h2o_req_t *req, const weft_match *m, weft_admit *ad, weft_answer_trace *at, weft_conn *conn,
+                         weft_static_target t)
+{
+    weft_static_route *sr = m->route;
+    ad->limit = weft_http_static_limit(sr);
+    weft_trace_answer_route(at, ad->limit.path, "weft"); /* a refusal is weft's, */
+    int refused = weft_http_admit(req, ad, WEFT_ADMIT_RATE | WEFT_ADMIT_CONN);
     if (refused != 0) {
-        early(req, refused, ad.why);
-        return 0;
+        early(req, refused, ad->why);
+        return;
     }
-    if (weft_edge_refuse_origin(req, route->cfg))
-        return 0;
-    /* The body still arrives (weft's handler takes bodies as they stream):
-     * a route that does not stream it gets it whole, collected here. */
-    int body_pending = req->proceed_req != NULL && !req->is_tunnel_req;
+    weft_trace_answer_route(at, ad->limit.path, "static"); /* whatever the directory says is its own */
+    t.prefix_len = m->prefix_len;
+    weft_http_static(req, sr, conn, ad->now, t);
+}
+
+/* 1 when the request is answered (413) or left to wait for its whole body,
+ * which comes back to on_req. */
+static int refuse_or_collect_body(h2o_handler_t *self, h2o_req_t *req, weft_route *route, const weft_config *cfg,
+                                  int body_pending)
+{
     size_t max_body = route->cfg->max_body;
     if ((body_pending && req->content_length != SIZE_MAX && req->content_length > max_body) ||
         (!body_pending && req->entity.len > max_body)) {
-        weft_edge_route(req, route->cfg, g->cfg);
+        weft_edge_route(req, route->cfg, cfg);
         early(req, 413, "request body too large (max_body)");
-        return 0;
+        return 1;
     }
     if (body_pending && !route->cfg->stream_body) {
-        weft_bodybuf_limits lim = {.max_body = max_body, .total = g->cfg->limits.max_buffered_body_total,
-                                   .idle_timeout_ms = body_pause_ms(g->cfg)};
+        weft_bodybuf_limits lim = {.max_body = max_body, .total = cfg->limits.max_buffered_body_total,
+                                   .idle_timeout_ms = body_pause_ms(cfg)};
         weft_bodybuf_collect(self, req, &lim, on_req);
-        return 0;
+        return 1;
     }
-    /* From here the request holds its generation until it is answered: the
-     * route's rules stay valid for whatever answer it gets (edge/edge.h). */
-    weft_edge_route(req, route->cfg, g->cfg);
-    if ((refused = weft_http_admit(req, &ad, WEFT_ADMIT_CONN)) != 0) {
-        early(req, refused, ad.why);
-        return 0;
-    }
-    /* The admission's clock read, its own (never the loop's once-per-wake-up
-     * one, older by whatever the loop ran before this request): where its
-     * latency starts. */
-    uint64_t start = ad.now;
-    weft_req *r = copy_request(req, &m, route, method_bit, conn, &client);
-    if (r == NULL) {
-        weft_abuse_request_end(conn);
-        early(req, 503, "server out of memory");
-        return 0;
-    }
-    if (body_pending && weft_body_attach(r, req, max_body, body_pause_ms(g->cfg)) != 0) {
-        weft_abuse_request_end(conn);
-        weft_req_free(r);
-        early(req, 503, "server out of memory");
-        return 0;
-    }
+    return 0;
+}
+
+/* The handler's copy, bound to h2o's request through the link (either may
+ * go first), then handed to the route's dispatch policy. */
+static void start_request(weft_req *r, h2o_req_t *req, weft_loop *L, weft_generation *g, weft_conn *conn,
+                          uint64_t start, int body_pending)
+{
     r->conn_id = req->conn->id;
     r->start_ns = start;
     weft_req_trace_start(r, &g->cfg->trace, req);
@@ -422,14 +397,91 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     r->gen_epoch = weft_generation_retain_on_loop(g).epoch;
     weft_loop_inflight(L, +1, start);
     /* Without memory for the timer the route serves without its deadline. */
-    if (route->cfg->timeout_ms > 0)
-        (void)weft_timers_add(L->timers, &r->deadline, (uint64_t)route->cfg->timeout_ms, on_deadline);
+    if (r->route->cfg->timeout_ms > 0)
+        (void)weft_timers_add(L->timers, &r->deadline, (uint64_t)r->route->cfg->timeout_ms, on_deadline);
     if (req->version >= 0x200)
         weft_dispatch_start_multiplexed(r);
     else
         weft_dispatch_start(r);
     if (link->wr != NULL && !body_pending) /* still being handled; h2o itself reads a body that streams */
         h1_watch(link);
+}
+
+static int on_req(h2o_handler_t *self, h2o_req_t *req)
+{
+    weft_loop *L = weft_loop_current;
+    weft_generation *g = weft_generation_of_loop(L);
+    /* Who the client is, first: every answer's access log line names it. */
+    weft_conn *conn = weft_conn_of(weft_h2o_req_socket(req));
+    weft_client client;
+    weft_client_addr(req, conn, listener_of(g->cfg, conn), &client);
+    /* While spans are exported, every answer gets one, weft's own included
+     * (request/trace.h); otherwise this is one relaxed load. */
+    weft_answer_trace *at =
+        weft_trace_answer_start(req, &g->cfg->trace, client.sa.sa.sa_family != AF_UNSPEC ? &client.sa.sa : NULL);
+    /* A long target is refused before anything copies or decodes it. */
+    if (req->path.len > g->cfg->limits.max_uri) {
+        early(req, 414, "request target too long (limits.max_uri)");
+        return 0;
+    }
+    unsigned method_bit = weft_method_bit(req->method.base, req->method.len);
+    weft_static_target t;
+    if (routing_target(req, &t) != 0) {
+        early(req, 400, "bad request target: an encoded NUL (%00) or a path above the root");
+        return 0;
+    }
+    weft_admit ad = {.loop = L, .conn = conn, .key = client.key,
+                     .table_capacity = (size_t)g->cfg->limits.rate_limit_clients};
+    weft_route *preflight =
+        method_bit == WEFT_M_OPTIONS ? weft_edge_cors_preflight_route(req, g->router, t.norm, t.len) : NULL;
+    if (preflight != NULL) {
+        answer_preflight(req, preflight, &ad, g->cfg, at);
+        return 0;
+    }
+    weft_match m;
+    weft_router_match(g->router, t.norm, t.len, method_bit, &m);
+    if (answer_unmatched(req, L, &m))
+        return 0;
+    if (m.prefix) { /* only static routes are prefixes */
+        serve_static(req, &m, &ad, at, conn, t);
+        return 0;
+    }
+    weft_route *route = m.route;
+    ad.limit = plugin_limit(route);
+    weft_trace_answer_route(at, route->cfg->path, "weft");
+    /* Rate limits before anything else is spent on the request. */
+    int refused = weft_http_admit(req, &ad, WEFT_ADMIT_RATE);
+    if (refused != 0) {
+        early(req, refused, ad.why);
+        return 0;
+    }
+    if (weft_edge_refuse_origin(req, route->cfg))
+        return 0;
+    /* The body still arrives (weft's handler takes bodies as they stream):
+     * a route that does not stream it gets it whole, collected here. */
+    int body_pending = req->proceed_req != NULL && !req->is_tunnel_req;
+    if (refuse_or_collect_body(self, req, route, g->cfg, body_pending))
+        return 0;
+    /* From here the request holds its generation until it is answered: the
+     * route's rules stay valid for whatever answer it gets (edge/edge.h). */
+    weft_edge_route(req, route->cfg, g->cfg);
+    if ((refused = weft_http_admit(req, &ad, WEFT_ADMIT_CONN)) != 0) {
+        early(req, refused, ad.why);
+        return 0;
+    }
+    /* The admission's clock read, its own (never the loop's once-per-wake-up
+     * one, older by whatever the loop ran before this request): where its
+     * latency starts. */
+    uint64_t start = ad.now;
+    weft_req *r = copy_request(req, &m, route, method_bit, conn, &client);
+    if (r == NULL || (body_pending && weft_body_attach(r, req, route->cfg->max_body, body_pause_ms(g->cfg)) != 0)) {
+        weft_abuse_request_end(conn);
+        if (r != NULL)
+            weft_req_free(r);
+        early(req, 503, "server out of memory");
+        return 0;
+    }
+    start_request(r, req, L, g, conn, start, body_pending);
     return 0;
 }
 

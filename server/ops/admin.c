@@ -30,51 +30,45 @@ static void add_module(const weft_module *m, void *ctx)
     json_array_append_new(ctx, mod);
 }
 
-static json_t *status_json(const weft_generation *g)
+static json_t *auto_json(const weft_route *r)
 {
-    weft_reload_status rs;
-    weft_reload_status_get(&rs);
-    json_t *routes = json_array();
-    for (size_t i = 0; i < g->n_routes; i++) {
-        const weft_route *r = &g->routes[i];
-        char methods[128];
-        weft_methods_format(r->cfg->methods, methods, sizeof(methods));
-        json_t *jr = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "path", r->cfg->path, "methods",
-                               r->cfg->methods == WEFT_M_ALL ? "*" : methods, "plugin", weft_route_module(r)->name,
-                               "plugin_version", weft_route_module(r)->desc.version ? weft_route_module(r)->desc.version : "?",
-                               "plugin_load", (int)weft_route_module(r)->seq, "dispatch", weft_dispatch_name(r->cfg->dispatch));
-        if (r->cfg->pool != NULL)
-            json_object_set_new(jr, "pool", json_string(r->cfg->pool));
-        /* Routes come from the main file or a fragment: say which line. */
-        json_object_set_new(jr, "source", json_sprintf("%s:%d", r->cfg->file, r->cfg->line));
-        if (r->quarantined)
-            json_object_set_new(jr, "quarantined", json_true());
-        json_object_set_new(jr, "timeout_ms", json_integer(r->cfg->timeout_ms));
-        json_object_set_new(jr, "policy", json_string(weft_dispatch_name(weft_route_policy_now(r))));
-        if (weft_route_auto(r) != NULL) {
-            weft_auto_info ai;
-            weft_auto_info_get(r, &ai);
-            json_t *ja = json_pack("{s:s, s:b, s:I, s:I, s:I}", "policy", weft_dispatch_name(ai.policy), "pinned",
-                                   ai.pinned, "changes", (json_int_t)ai.changes, "probes", (json_int_t)ai.probes,
-                                   "probes_blocked", (json_int_t)ai.probes_blocked);
-            if (ai.since_change_s >= 0)
-                json_object_set_new(ja, "since_change_s", json_real(ai.since_change_s));
-            if (ai.next_probe_in_s >= 0) {
-                json_object_set_new(ja, "next_probe_in_s", json_real(ai.next_probe_in_s));
-                json_object_set_new(ja, "probe_interval_s", json_real(ai.probe_interval_s));
-            }
-            json_object_set_new(jr, "auto", ja);
-        }
-        json_array_append_new(routes, jr);
+    weft_auto_info ai;
+    weft_auto_info_get(r, &ai);
+    json_t *ja = json_pack("{s:s, s:b, s:I, s:I, s:I}", "policy", weft_dispatch_name(ai.policy), "pinned",
+                           ai.pinned, "changes", (json_int_t)ai.changes, "probes", (json_int_t)ai.probes,
+                           "probes_blocked", (json_int_t)ai.probes_blocked);
+    if (ai.since_change_s >= 0)
+        json_object_set_new(ja, "since_change_s", json_real(ai.since_change_s));
+    if (ai.next_probe_in_s >= 0) {
+        json_object_set_new(ja, "next_probe_in_s", json_real(ai.next_probe_in_s));
+        json_object_set_new(ja, "probe_interval_s", json_real(ai.probe_interval_s));
     }
-    json_t *files = json_array();
-    for (size_t i = 0; i < g->cfg->n_route_files; i++)
-        json_array_append_new(files, json_string(g->cfg->route_files[i]->path));
-    /* Drop-in files left out because they would not load: what to fix. */
-    json_t *refused = json_array();
-    for (size_t i = 0; i < g->cfg->n_refused; i++)
-        json_array_append_new(refused, json_pack("{s:s, s:s}", "file", g->cfg->refused[i].file, "reason",
-                                                 g->cfg->refused[i].reason));
+    return ja;
+}
+
+static json_t *route_json(const weft_route *r)
+{
+    char methods[128];
+    weft_methods_format(r->cfg->methods, methods, sizeof(methods));
+    json_t *jr = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "path", r->cfg->path, "methods",
+                           r->cfg->methods == WEFT_M_ALL ? "*" : methods, "plugin", weft_route_module(r)->name,
+                           "plugin_version", weft_route_module(r)->desc.version ? weft_route_module(r)->desc.version : "?",
+                           "plugin_load", (int)weft_route_module(r)->seq, "dispatch", weft_dispatch_name(r->cfg->dispatch));
+    if (r->cfg->pool != NULL)
+        json_object_set_new(jr, "pool", json_string(r->cfg->pool));
+    /* Routes come from the main file or a fragment: say which line. */
+    json_object_set_new(jr, "source", json_sprintf("%s:%d", r->cfg->file, r->cfg->line));
+    if (r->quarantined)
+        json_object_set_new(jr, "quarantined", json_true());
+    json_object_set_new(jr, "timeout_ms", json_integer(r->cfg->timeout_ms));
+    json_object_set_new(jr, "policy", json_string(weft_dispatch_name(weft_route_policy_now(r))));
+    if (weft_route_auto(r) != NULL)
+        json_object_set_new(jr, "auto", auto_json(r));
+    return jr;
+}
+
+static json_t *quarantined_json(const weft_generation *g)
+{
     json_t *quarantined = json_array();
     for (size_t i = 0; i < g->n_modules; i++) {
         const weft_quarantine *q = &g->quarantined[i];
@@ -87,6 +81,38 @@ static json_t *status_json(const weft_generation *g)
                                         "sha256", q->sha256, "since", (json_int_t)q->since, "why", why, "lift",
                                         "weft quarantine clear NAME, or install another build"));
     }
+    return quarantined;
+}
+
+/* Static routes serve directories, no plugin: a list of their own. */
+static json_t *statics_json(const weft_config *cfg)
+{
+    json_t *statics = json_array();
+    for (size_t i = 0; i < cfg->n_statics; i++) {
+        const weft_static_cfg *sc = &cfg->statics[i];
+        json_array_append_new(statics, json_pack("{s:s, s:s, s:b, s:o}", "path", sc->path, "dir", sc->dir,
+                                                 "follow_symlinks", sc->follow_symlinks, "source",
+                                                 json_sprintf("%s:%d", sc->file, sc->line)));
+    }
+    return statics;
+}
+
+static json_t *status_json(const weft_generation *g)
+{
+    weft_reload_status rs;
+    weft_reload_status_get(&rs);
+    json_t *routes = json_array();
+    for (size_t i = 0; i < g->n_routes; i++)
+        json_array_append_new(routes, route_json(&g->routes[i]));
+    json_t *files = json_array();
+    for (size_t i = 0; i < g->cfg->n_route_files; i++)
+        json_array_append_new(files, json_string(g->cfg->route_files[i]->path));
+    /* Drop-in files left out because they would not load: what to fix. */
+    json_t *refused = json_array();
+    for (size_t i = 0; i < g->cfg->n_refused; i++)
+        json_array_append_new(refused, json_pack("{s:s, s:s}", "file", g->cfg->refused[i].file, "reason",
+                                                 g->cfg->refused[i].reason));
+    json_t *quarantined = quarantined_json(g);
     json_t *modules = json_array();
     weft_module_foreach(add_module, modules);
     /* Which libpq this server loaded and which of libpq 17's paths it takes. */
@@ -103,15 +129,7 @@ static json_t *status_json(const weft_generation *g)
                             g->cfg->routes_dir, "route_files", files, "refused_files", refused, "routes", routes,
                             "plugins", modules, "quarantined", quarantined, "reloads", "ok", (json_int_t)rs.ok,
                             "failed", (json_int_t)rs.failed, "last", last, "libpq", libpq);
-    /* Static routes serve directories, no plugin: a list of their own. */
-    json_t *statics = json_array();
-    for (size_t i = 0; i < g->cfg->n_statics; i++) {
-        const weft_static_cfg *sc = &g->cfg->statics[i];
-        json_array_append_new(statics, json_pack("{s:s, s:s, s:b, s:o}", "path", sc->path, "dir", sc->dir,
-                                                 "follow_symlinks", sc->follow_symlinks, "source",
-                                                 json_sprintf("%s:%d", sc->file, sc->line)));
-    }
-    json_object_set_new(doc, "static_routes", statics);
+    json_object_set_new(doc, "static_routes", statics_json(g->cfg));
     return doc;
 }
 

@@ -231,14 +231,8 @@ static void trace_metrics(FILE *f)
     fprintf(f, "weft_trace_spans_queued %llu\n", (unsigned long long)t.queued);
 }
 
-char *weft_metrics_render(const weft_generation *gen, size_t *len)
+static void request_metrics(FILE *f)
 {
-    char *buf = NULL;
-    FILE *f = open_memstream(&buf, len);
-    if (f == NULL)
-        return NULL;
-    route_metrics(f);
-
     weft_stats_write_header(f, "weft_unmatched_requests_total", "counter", "Requests no route matched (404) or allowed (405).");
     fprintf(f, "weft_unmatched_requests_total{code=\"404\"} %llu\n",
             (unsigned long long)SUM(unmatched));
@@ -250,6 +244,10 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
                             "Time integral of weft_inflight_requests, kept by each loop at every change: its rate() "
                             "is the mean number of requests in flight, where a scrape only samples the gauge.");
     fprintf(f, "weft_inflight_requests_seconds_total %.6f\n", (double)SUM(inflight_ns) / 1e9);
+}
+
+static void connection_metrics(FILE *f)
+{
     weft_stats_write_header(f, "weft_connections_open", "gauge", "Client connections open.");
     fprintf(f, "weft_connections_open %lld\n", (long long)SUM(connections));
     weft_stats_write_header(f, "weft_connections_deferred_total", "counter",
@@ -269,11 +267,10 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     weft_stats_write_header(f, "weft_connections_closed_abuse_total", "counter",
                             "Connections shut down past limits.max_resets or limits.max_inflight_per_conn.");
     fprintf(f, "weft_connections_closed_abuse_total %llu\n", (unsigned long long)SUM(conn_abuse_closed));
+}
 
-    pool_metrics(f, gen);
-    route_policy_metrics(f, gen);
-    weft_ratelimit_metrics(f);
-
+static void loop_metrics(FILE *f)
+{
     weft_stats_write_header(f, "weft_coroutines_live", "gauge", "Coroutines running or suspended.");
     fprintf(f, "weft_coroutines_live %lld\n", (long long)SUM(coros_live));
     weft_stats_write_header(f, "weft_coroutine_stack_bytes", "gauge", "Coroutine stack memory mapped (live and cached, guard pages included).");
@@ -284,6 +281,10 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
                 (double)atomic_load_explicit(&weft_stats_loop_at(i)->lag_ns, memory_order_relaxed) / 1e9);
     weft_stats_write_header(f, "weft_fd_waits", "gauge", "Plugin waits on their own file descriptors in progress (fd_wait).");
     fprintf(f, "weft_fd_waits %lld\n", (long long)SUM(fd_waits));
+}
+
+static void websocket_metrics(FILE *f)
+{
     weft_stats_write_header(f, "weft_websockets_open", "gauge", "WebSockets open.");
     fprintf(f, "weft_websockets_open %lld\n", (long long)SUM(ws_open));
     weft_stats_write_header(f, "weft_websockets_accepted_total", "counter", "WebSocket upgrades accepted.");
@@ -295,10 +296,10 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
                             "WebSockets closed (1008) because their peer did not read: its own send queue, or all "
                             "sockets' together (websocket.max_queued_total), was full.");
     fprintf(f, "weft_websocket_slow_closed_total %llu\n", (unsigned long long)SUM(ws_slow_closed));
-    weft_stats_write_header(f, "weft_outbound_retries_total", "counter",
-                            "Idempotent outbound calls (http_fetch) sent once more because the upstream closed "
-                            "the pooled keep-alive connection under them before answering.");
-    fprintf(f, "weft_outbound_retries_total %llu\n", (unsigned long long)weft_fetch_retries());
+}
+
+static void memory_metrics(FILE *f)
+{
     weft_stats_write_header(f, "weft_buffered_response_bytes", "gauge",
                             "Bytes of answers handed to h2o that their clients have not taken yet "
                             "(limits.max_buffered_response_total bounds them).");
@@ -331,6 +332,10 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     fprintf(f, "weft_memory_trimmed_bytes_total %llu\n", (unsigned long long)weft_trim_bytes());
     weft_stats_write_header(f, "weft_memory_trims_total", "counter", "Times malloc_trim ran.");
     fprintf(f, "weft_memory_trims_total %llu\n", (unsigned long long)weft_trim_count());
+}
+
+static void outbound_metrics(FILE *f)
+{
     static const char *const outcomes[12] = {"ok", "bad_request", "dns", "refused", "connect_timeout", "timeout",
                                              "tls", "reset", "too_large", "protocol", "no_resources", "cancelled"};
     weft_stats_write_header(f, "weft_outbound_requests_total", "counter",
@@ -338,13 +343,10 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     for (int i = 0; i < 12; i++)
         fprintf(f, "weft_outbound_requests_total{outcome=\"%s\"} %llu\n", outcomes[i],
                 (unsigned long long)SUM(outbound[i]));
-    weft_stats_write_header(f, "weft_blocked_handler_total", "counter", "Plugin code slices that held an event loop past blocking.threshold_ms.");
-    fprintf(f, "weft_blocked_handler_total %llu\n", (unsigned long long)weft_blocking_total());
+}
 
-    weft_db_metrics_render(f);
-    plugin_metrics(f);
-    trace_metrics(f);
-
+static void reload_metrics(FILE *f, const weft_generation *gen)
+{
     weft_reload_status rs;
     weft_reload_status_get(&rs);
     weft_stats_write_header(f, "weft_generation", "gauge", "The serving configuration generation.");
@@ -352,6 +354,38 @@ char *weft_metrics_render(const weft_generation *gen, size_t *len)
     weft_stats_write_header(f, "weft_reloads_total", "counter", "Reloads by outcome.");
     fprintf(f, "weft_reloads_total{outcome=\"ok\"} %lu\nweft_reloads_total{outcome=\"failed\"} %lu\n", rs.ok,
             rs.failed);
+}
+
+char *weft_metrics_render(const weft_generation *gen, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    if (f == NULL)
+        return NULL;
+    route_metrics(f);
+    request_metrics(f);
+    connection_metrics(f);
+
+    pool_metrics(f, gen);
+    route_policy_metrics(f, gen);
+    weft_ratelimit_metrics(f);
+
+    loop_metrics(f);
+    websocket_metrics(f);
+    weft_stats_write_header(f, "weft_outbound_retries_total", "counter",
+                            "Idempotent outbound calls (http_fetch) sent once more because the upstream closed "
+                            "the pooled keep-alive connection under them before answering.");
+    fprintf(f, "weft_outbound_retries_total %llu\n", (unsigned long long)weft_fetch_retries());
+    memory_metrics(f);
+    outbound_metrics(f);
+    weft_stats_write_header(f, "weft_blocked_handler_total", "counter", "Plugin code slices that held an event loop past blocking.threshold_ms.");
+    fprintf(f, "weft_blocked_handler_total %llu\n", (unsigned long long)weft_blocking_total());
+
+    weft_db_metrics_render(f);
+    plugin_metrics(f);
+    trace_metrics(f);
+
+    reload_metrics(f, gen);
 
     weft_process_metrics_render(f);
     fclose(f);

@@ -297,75 +297,89 @@ int weft_module_is_loaded(const char *name, char *const *dirs, size_t n_dirs)
     return found;
 }
 
-weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs, weft_errors *errs)
+/* Finds NAME.so along the search order into `path`; otherwise says why, a
+ * file that is there but unusable first, then where it was looked for. */
+static int locate(const char *name, char *const *dirs, size_t n_dirs, char *path, size_t size, weft_errors *errs)
 {
-    char path[4096], why[10240];
-    if (!weft_name_is_valid(name)) {
-        weft_errors_add(errs, "plugin '%s': invalid plugin name", name);
-        return NULL;
-    }
     char problem[1200] = "";
-    if (find_why(name, dirs, n_dirs, path, sizeof(path), problem, sizeof(problem)) != 0) {
-        if (problem[0] != '\0') {
-            weft_errors_add(errs, "plugin '%s': %s", name, problem);
-            return NULL;
-        }
-        char searched[1024];
-        weft_plugin_path sp;
-        weft_plugin_path_init(&sp, dirs, n_dirs);
-        weft_plugin_path_format(&sp, searched, sizeof(searched));
-        weft_plugin_path_free(&sp);
-        weft_errors_add(errs, "plugin '%s': %s.so not found in %s", name, name,
-                        searched[0] ? searched : "(no plugin_dirs configured and WEFT_PLUGIN_PATH unset)");
-        return NULL;
+    if (find_why(name, dirs, n_dirs, path, size, problem, sizeof(problem)) == 0)
+        return 0;
+    if (problem[0] != '\0') {
+        weft_errors_add(errs, "plugin '%s': %s", name, problem);
+        return -1;
     }
-    struct stat st;
-    char real[4096];
-    if (weft_file_trusted("plugin", path, real, &st, why, sizeof(why)) != 0) {
-        weft_errors_add(errs, "plugin '%s' (%s): refused: %s", name, path, why);
-        return NULL;
-    }
+    char searched[1024];
+    weft_plugin_path sp;
+    weft_plugin_path_init(&sp, dirs, n_dirs);
+    weft_plugin_path_format(&sp, searched, sizeof(searched));
+    weft_plugin_path_free(&sp);
+    weft_errors_add(errs, "plugin '%s': %s.so not found in %s", name, name,
+                    searched[0] ? searched : "(no plugin_dirs configured and WEFT_PLUGIN_PATH unset)");
+    return -1;
+}
+
+/* The same file loaded already is shared (retained); another build of it is
+ * loaded anew, numbered past every earlier load in `*seq`. */
+static weft_module *registry_find(const char *name, const char *path, const struct stat *st, unsigned *seq)
+{
     pthread_mutex_lock(&registry_mu);
-    unsigned seq = 1;
+    *seq = 1;
     for (weft_module *m = registry; m != NULL; m = m->next) {
         if (strcmp(m->name, name) != 0)
             continue;
-        if (same_file(m, path, &st)) {
+        if (same_file(m, path, st)) {
             weft_module_retain(m);
             pthread_mutex_unlock(&registry_mu);
             return m;
         }
-        if (m->seq >= seq)
-            seq = m->seq + 1;
+        if (m->seq >= *seq)
+            *seq = m->seq + 1;
     }
     pthread_mutex_unlock(&registry_mu);
+    return NULL;
+}
 
-    char copy[512], hash[65] = "";
+/* The private copy to map: the one made for the probe if there is one (in a
+ * probe child, `*keep`: it is the parent's to remove), else a fresh one. */
+static int take_copy(const char *name, const char *path, const char *real, struct stat *st, char *copy, size_t csize,
+                     char *hash, int *keep, char *why, size_t wsize, weft_errors *errs)
+{
     prepared *pre = prepared_take(name, real);
-    int keep = pre != NULL && prepared_keep;
+    *keep = pre != NULL && prepared_keep;
     if (pre != NULL) {
-        snprintf(copy, sizeof(copy), "%s", pre->copy);
-        memcpy(hash, pre->hash, sizeof(hash));
-        st = pre->st; /* the identity of the bytes copied (and probed) */
+        snprintf(copy, csize, "%s", pre->copy);
+        memcpy(hash, pre->hash, sizeof(pre->hash));
+        *st = pre->st; /* the identity of the bytes copied (and probed) */
         prepared_free(pre);
-    } else if (private_copy(real, &st, name, copy, sizeof(copy), hash, why, sizeof(why)) != 0) {
+    } else if (private_copy(real, st, name, copy, csize, hash, why, wsize) != 0) {
         weft_errors_add(errs, "plugin '%s' (%s): %s", name, path, why);
-        return NULL;
+        return -1;
     }
-    /* The copy is what gets mapped, and nobody else can write it: checking
-     * it (not the original) leaves no window for a swap in between. */
+    return 0;
+}
+
+/* The copy is what gets mapped, and nobody else can write it: checking
+ * it (not the original) leaves no window for a swap in between. */
+static int check_copy(const char *name, const char *path, const char *copy, int keep, char *why, size_t wsize,
+                      weft_errors *errs)
+{
     int cfd = open(copy, O_RDONLY | O_CLOEXEC);
-    int elf_ok = cfd >= 0 && weft_elf_check_fd(cfd, why, sizeof(why)) == 0;
+    int elf_ok = cfd >= 0 && weft_elf_check_fd(cfd, why, wsize) == 0;
     if (cfd < 0)
-        snprintf(why, sizeof(why), "cannot open the private copy %s: %s", copy, strerror(errno));
+        snprintf(why, wsize, "cannot open the private copy %s: %s", copy, strerror(errno));
     if (cfd >= 0)
         close(cfd);
     if (!elf_ok) {
         if (!keep)
             unlink(copy);
         weft_errors_add(errs, "plugin '%s' (%s): cannot load: %s", name, path, why);
-        return NULL;
+        return -1;
     }
+    return 0;
+}
+
+static void *map_copy(const char *name, const char *path, const char *copy, int keep, weft_errors *errs)
+{
     /* RTLD_NOW: a missing symbol is a clean error here, not a crash mid-request.
      * RTLD_LOCAL: a plugin's symbols never satisfy another plugin's. */
     void *dl = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
@@ -377,8 +391,15 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
         const char *colon = e != NULL ? strstr(e, ".so: ") : NULL;
         weft_errors_add(errs, "plugin '%s' (%s): cannot load: %s", name, path,
                         colon != NULL ? colon + 5 : (e != NULL ? e : "unknown error"));
-        return NULL;
     }
+    return dl;
+}
+
+/* The mapped plugin's checked descriptor, and in `*base` where its image
+ * lies; NULL (the mapping closed) for a plugin that is refused. */
+static const weft_plugin *descriptor_of(void *dl, const char *name, const char *path, void **base, char *why,
+                                        size_t wsize, weft_errors *errs)
+{
     weft_plugin_entry_fn entry;
     *(void **)&entry = dlsym(dl, WEFT_PLUGIN_ENTRY_SYMBOL);
     if (entry == NULL) {
@@ -398,11 +419,19 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
         dlclose(dl);
         return NULL;
     }
-    if (weft_descriptor_check(d, SIZE_MAX, name, why, sizeof(why)) != 0) {
+    if (weft_descriptor_check(d, SIZE_MAX, name, why, wsize) != 0) {
         weft_errors_add(errs, "plugin '%s' (%s): refused: %s", name, path, why);
         dlclose(dl);
         return NULL;
     }
+    *base = self.dli_fbase;
+    return d;
+}
+
+/* `st` and `hash` are the copy's: what same_file and a crash record compare. */
+static weft_module *registry_add(const weft_plugin *d, const char *name, const char *path, void *dl, void *base,
+                                 unsigned seq, const struct stat *st, const char *hash)
+{
     weft_module *m = calloc(1, sizeof(*m));
     if (m == NULL)
         weft_fatal("out of memory");
@@ -410,12 +439,12 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
     m->name = strdup(name);
     m->path = strdup(path);
     m->dl = dl;
-    m->base = self.dli_fbase;
+    m->base = base;
     m->seq = seq;
-    m->dev = st.st_dev;
-    m->ino = st.st_ino;
-    m->size = st.st_size;
-    m->mtime = st.st_mtim;
+    m->dev = st->st_dev;
+    m->ino = st->st_ino;
+    m->size = st->st_size;
+    m->mtime = st->st_mtim;
     m->loaded_at = time(NULL);
     memcpy(m->sha256, hash, sizeof(m->sha256));
     atomic_init(&m->refs, 1);
@@ -423,6 +452,42 @@ weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs
     m->next = registry;
     registry = m;
     pthread_mutex_unlock(&registry_mu);
+    return m;
+}
+
+weft_module *weft_module_load(const char *name, char *const *dirs, size_t n_dirs, weft_errors *errs)
+{
+    char path[4096], why[10240];
+    if (!weft_name_is_valid(name)) {
+        weft_errors_add(errs, "plugin '%s': invalid plugin name", name);
+        return NULL;
+    }
+    if (locate(name, dirs, n_dirs, path, sizeof(path), errs) != 0)
+        return NULL;
+    struct stat st;
+    char real[4096];
+    if (weft_file_trusted("plugin", path, real, &st, why, sizeof(why)) != 0) {
+        weft_errors_add(errs, "plugin '%s' (%s): refused: %s", name, path, why);
+        return NULL;
+    }
+    unsigned seq;
+    weft_module *m = registry_find(name, path, &st, &seq);
+    if (m != NULL)
+        return m;
+
+    char copy[512], hash[65] = "";
+    int keep;
+    if (take_copy(name, path, real, &st, copy, sizeof(copy), hash, &keep, why, sizeof(why), errs) != 0 ||
+        check_copy(name, path, copy, keep, why, sizeof(why), errs) != 0)
+        return NULL;
+    void *dl = map_copy(name, path, copy, keep, errs);
+    if (dl == NULL)
+        return NULL;
+    void *base;
+    const weft_plugin *d = descriptor_of(dl, name, path, &base, why, sizeof(why), errs);
+    if (d == NULL)
+        return NULL;
+    m = registry_add(d, name, path, dl, base, seq, &st, hash);
     weft_log_debug("plugin '%s' %s (load #%u) loaded from %s", name, d->version ? d->version : "?", seq, path);
     return m;
 }

@@ -177,14 +177,8 @@ static int probe_new_versions(const weft_config *cfg, weft_errors *errs)
     return rc;
 }
 
-weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int check_only, weft_errors *errs)
+static weft_generation *generation_new(weft_config *cfg, unsigned long id)
 {
-    weft_quarantine_configure(cfg);
-    if (probe_new_versions(cfg, errs) != 0) {
-        weft_module_prepared_drop();
-        return NULL;
-    }
-
     weft_generation *g = calloc(1, sizeof(*g));
     if (g == NULL)
         weft_fatal("out of memory");
@@ -202,58 +196,110 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
     if (g->routes == NULL || g->modules == NULL || g->pools == NULL || g->plugin_states == NULL || g->loaded == NULL ||
         g->quarantined == NULL || g->timers == NULL)
         weft_fatal("out of memory");
-    size_t before = errs->count;
-    /* Certificates are read by every build, -t included: a reload re-reads
-     * them, which is how a renewed certificate takes effect. */
+    return g;
+}
+
+/* Certificates are read by every build, -t included: a reload re-reads
+ * them, which is how a renewed certificate takes effect. */
+static void read_certificates(weft_generation *g, weft_config *cfg, weft_errors *errs)
+{
     g->tls = calloc(cfg->n_listen + 1, sizeof(*g->tls));
     if (g->tls == NULL)
         weft_fatal("out of memory");
     for (size_t i = 0; i < cfg->n_listen; i++)
         if (cfg->listen[i].tls != NULL)
             g->tls[i] = weft_tls_context(cfg, &cfg->listen[i], errs);
+}
 
-    for (size_t i = 0; i < cfg->n_routes; i++) {
-        weft_route *r = &g->routes[g->n_routes];
-        r->cfg = &cfg->routes[i];
-        weft_route_set(r, weft_generation_route_slot, g);
-        r->db_cfg = &cfg->database;
-        r->ws_cfg = &cfg->websocket;
-        char why[512];
-        void *conflict = NULL;
-        if (weft_router_add(g->router, r->cfg->path, r->cfg->methods, r, &conflict, why, sizeof(why)) != 0) {
-            if (conflict != NULL)
-                /* Both places: with fragments the other route may be in another file. */
-                weft_errors_add(errs, "%s:%d: route %s: %s by the route at %s:%d", r->cfg->file, r->cfg->line,
-                                r->cfg->path, why, ((weft_route *)conflict)->cfg->file,
-                                ((weft_route *)conflict)->cfg->line);
-            else
-                weft_errors_add(errs, "%s:%d: route %s: %s", r->cfg->file, r->cfg->line, r->cfg->path, why);
-            continue;
-        }
-        /* The router points at this slot now: it must not be reused. */
-        g->n_routes++;
-        void *plugin_state = NULL;
-        struct weft_ptimers *timers = NULL;
-        size_t loading = errs->count;
-        weft_module *m = module_for(g, r->cfg->plugin, &plugin_state, &timers, errs);
-        weft_route_set_module(r, m);
-        if (m == NULL) {
-            own_messages(cfg, r->cfg, errs, loading);
-            /* Name the route too: the operator needs to know which line to fix. */
-            weft_errors_add(errs, "%s:%d: route %s: plugin '%s' could not be loaded (see above)", r->cfg->file,
-                            r->cfg->line, r->cfg->path, r->cfg->plugin);
-            continue;
-        }
-        r->desc = &m->desc;
-        snprintf(r->label, sizeof(r->label), "route %s (plugin %s %s)", r->cfg->path, m->name,
-                 m->desc.version ? m->desc.version : "?");
-        if (check_entry_points(r, errs) != 0)
-            continue;
-        /* Its code killed the server: none of it runs until the operator says so. */
-        if ((r->quarantined = quarantine_of(g, m) != NULL) != 0)
-            continue;
-        weft_route_init_run(r, &weft_host_table, plugin_state, timers, errs);
+/* The route in the generation's next slot; NULL (said in errs) for a path
+ * the router refuses, whose slot the next route takes. */
+static weft_route *add_to_router(weft_generation *g, const weft_route_cfg *rc, weft_errors *errs)
+{
+    weft_route *r = &g->routes[g->n_routes];
+    r->cfg = rc;
+    weft_route_set(r, weft_generation_route_slot, g);
+    r->db_cfg = &g->cfg->database;
+    r->ws_cfg = &g->cfg->websocket;
+    char why[512];
+    void *conflict = NULL;
+    if (weft_router_add(g->router, r->cfg->path, r->cfg->methods, r, &conflict, why, sizeof(why)) != 0) {
+        if (conflict != NULL)
+            /* Both places: with fragments the other route may be in another file. */
+            weft_errors_add(errs, "%s:%d: route %s: %s by the route at %s:%d", r->cfg->file, r->cfg->line,
+                            r->cfg->path, why, ((weft_route *)conflict)->cfg->file,
+                            ((weft_route *)conflict)->cfg->line);
+        else
+            weft_errors_add(errs, "%s:%d: route %s: %s", r->cfg->file, r->cfg->line, r->cfg->path, why);
+        return NULL;
     }
+    /* The router points at this slot now: it must not be reused. */
+    g->n_routes++;
+    return r;
+}
+
+/* Every problem goes to errs and the build goes on with the next route, so
+ * that one run names every route to fix. */
+static void add_route(weft_generation *g, const weft_route_cfg *rc, weft_errors *errs)
+{
+    weft_route *r = add_to_router(g, rc, errs);
+    if (r == NULL)
+        return;
+    void *plugin_state = NULL;
+    struct weft_ptimers *timers = NULL;
+    size_t loading = errs->count;
+    weft_module *m = module_for(g, r->cfg->plugin, &plugin_state, &timers, errs);
+    weft_route_set_module(r, m);
+    if (m == NULL) {
+        own_messages(g->cfg, r->cfg, errs, loading);
+        /* Name the route too: the operator needs to know which line to fix. */
+        weft_errors_add(errs, "%s:%d: route %s: plugin '%s' could not be loaded (see above)", r->cfg->file,
+                        r->cfg->line, r->cfg->path, r->cfg->plugin);
+        return;
+    }
+    r->desc = &m->desc;
+    snprintf(r->label, sizeof(r->label), "route %s (plugin %s %s)", r->cfg->path, m->name,
+             m->desc.version ? m->desc.version : "?");
+    if (check_entry_points(r, errs) != 0)
+        return;
+    /* Its code killed the server: none of it runs until the operator says so. */
+    if ((r->quarantined = quarantine_of(g, m) != NULL) != 0)
+        return;
+    weft_route_init_run(r, &weft_host_table, plugin_state, timers, errs);
+}
+
+/* What a serving route needs beyond its plugin: its database pool, stats
+ * slot, auto state and worker pool. */
+static void equip_route(weft_generation *g, weft_route *r, weft_errors *errs)
+{
+    weft_route_set_dbpool(r, g->dbpool);
+    r->stat_slot = weft_stats_slot(r->cfg->path, weft_dispatch_name(r->cfg->dispatch));
+    /* auto moves a blocking-style handler between coroutine and its pool;
+     * its state outlives the generation (keyed by path: dispatch/auto.h) */
+    int moves = r->cfg->dispatch == WEFT_DISPATCH_AUTO && r->desc->handle != NULL;
+    if (moves)
+        weft_route_set_auto(r, weft_auto_for(r->cfg->path));
+    if (moves && weft_route_auto(r) == NULL)
+        weft_errors_add(errs, "%s:%d: route %s: out of memory", r->cfg->file, r->cfg->line, r->cfg->path);
+    if (r->cfg->dispatch == WEFT_DISPATCH_POOL || moves)
+        weft_route_set_pool(r, pool_for(g, r->cfg->pool));
+    if ((r->cfg->dispatch == WEFT_DISPATCH_POOL || moves) && weft_route_pool(r) == NULL)
+        weft_errors_add(errs, "%s:%d: route %s: cannot start worker pool '%s'", r->cfg->file, r->cfg->line,
+                        r->cfg->path, r->cfg->pool);
+}
+
+weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int check_only, weft_errors *errs)
+{
+    weft_quarantine_configure(cfg);
+    if (probe_new_versions(cfg, errs) != 0) {
+        weft_module_prepared_drop();
+        return NULL;
+    }
+
+    weft_generation *g = generation_new(cfg, id);
+    size_t before = errs->count;
+    read_certificates(g, cfg, errs);
+    for (size_t i = 0; i < cfg->n_routes; i++)
+        add_route(g, &cfg->routes[i], errs);
     weft_generation_build_statics(g, check_only, errs);
     /* libpq is loaded here, by the first generation that needs a database
      * (-t included, so a missing libpq is reported before a reload). */
@@ -265,23 +311,8 @@ weft_generation *weft_generation_build(weft_config *cfg, unsigned long id, int c
         /* No pool without a database: the routes' NULL dbpool is how db/ knows. */
         if (want_db && (g->dbpool = weft_dbpool_new(&cfg->database)) == NULL)
             weft_errors_add(errs, "%s: database: out of memory", cfg->path);
-        for (size_t i = 0; i < g->n_routes; i++) {
-            weft_route *r = &g->routes[i];
-            weft_route_set_dbpool(r, g->dbpool);
-            r->stat_slot = weft_stats_slot(r->cfg->path, weft_dispatch_name(r->cfg->dispatch));
-            /* auto moves a blocking-style handler between coroutine and its pool;
-             * its state outlives the generation (keyed by path: dispatch/auto.h) */
-            int moves = r->cfg->dispatch == WEFT_DISPATCH_AUTO && r->desc->handle != NULL;
-            if (moves)
-                weft_route_set_auto(r, weft_auto_for(r->cfg->path));
-            if (moves && weft_route_auto(r) == NULL)
-                weft_errors_add(errs, "%s:%d: route %s: out of memory", r->cfg->file, r->cfg->line, r->cfg->path);
-            if (r->cfg->dispatch == WEFT_DISPATCH_POOL || moves)
-                weft_route_set_pool(r, pool_for(g, r->cfg->pool));
-            if ((r->cfg->dispatch == WEFT_DISPATCH_POOL || moves) && weft_route_pool(r) == NULL)
-                weft_errors_add(errs, "%s:%d: route %s: cannot start worker pool '%s'", r->cfg->file, r->cfg->line,
-                                r->cfg->path, r->cfg->pool);
-        }
+        for (size_t i = 0; i < g->n_routes; i++)
+            equip_route(g, &g->routes[i], errs);
     }
     weft_module_prepared_drop(); /* copies made for the probe that no load took */
     if (errs->count != before) {
